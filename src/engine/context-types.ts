@@ -1,0 +1,61 @@
+import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
+
+/** What a step's function receives; `idempotencyKey` is stable across attempts of the step. */
+export interface StepInfo {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  idempotencyKey: string;
+}
+
+export type ReconcileResult<T> =
+  | { status: "done"; result: T }
+  | { status: "not-done" }
+  | { status: "unknown" };
+
+export interface StepOptions<T = unknown> {
+  /**
+   * The step may reach the outside world. An intent is committed before it runs; if the process
+   * dies before its outcome is committed, the run is held `ambiguous_effect` (unless `retry` is
+   * "always" or `reconcile` tells what happened).
+   */
+  effect?: boolean;
+  /** "always": the effect is safe to run again after a crash (declared idempotent). */
+  retry?: "always";
+  /** Asks the outside world whether an interrupted effect happened. */
+  reconcile?: (info: StepInfo) => Promise<ReconcileResult<T>> | ReconcileResult<T>;
+  /** Tries, in this process, when the function throws. Default 1 (no retry). */
+  attempts?: number;
+  /** Delay before the second try, doubled for each further try (capped at 30 s). Default 200 ms. */
+  backoffMs?: number;
+}
+
+export interface ApprovalDecision {
+  approved: boolean;
+  by: string | null;
+  reason: string | null;
+  at: number;
+}
+
+/** The `ctx` a workflow function receives. Every method is journaled; replay returns recorded values. */
+export interface WorkflowContext {
+  readonly runId: string;
+  /** The idempotency key of the step whose function is running (inside a step function). */
+  readonly idempotencyKey: string;
+  step<T>(id: string, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
+  step<T>(id: string, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
+  /** The wall clock, journaled: replay sees the same value. */
+  now(): number;
+  /** A random number in [0, 1), journaled: replay sees the same value. */
+  random(): number;
+  /** A durable timer: the run parks with no process until the time has passed. */
+  sleep(id: string, duration: string | number): Promise<void>;
+  /** Parks the run until a person approves or denies (`stead approve|deny <run> <name>`). */
+  approval(name: string, request?: unknown): Promise<ApprovalDecision>;
+  /** Parks the run until `stead signal <run> <name> <json>` delivers a payload. */
+  signal<T = unknown>(name: string): Promise<T>;
+  /** Starts a child run and parks until it ends; returns its output or throws its failure. */
+  child<I, O>(id: string, definition: WorkflowDefinition<I, O>, input: I): Promise<O>;
+}
+
+export type { AnyDefinition };

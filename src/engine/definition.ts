@@ -1,0 +1,93 @@
+import { fileURLToPath } from "node:url";
+import { SteadError } from "../errors.js";
+import type { WorkflowContext } from "./context-types.js";
+import { moduleGraphFingerprint, textFingerprint } from "./fingerprint.js";
+
+/** Marks definition objects across copies of this package (a CLI and a user module may load two). */
+export const DEFINITION = Symbol.for("stead.definition");
+
+export interface WorkflowOptions {
+  /**
+   * Pins the fingerprint to this string instead of hashing the module graph. Use it when code is
+   * bundled or generated and you decide yourself which changes break running runs.
+   */
+  version?: string;
+}
+
+export interface WorkflowDefinition<I = unknown, O = unknown> {
+  readonly [DEFINITION]: true;
+  readonly kind: "workflow";
+  readonly name: string;
+  /** Absolute path of the module that called `workflow()`, when it could be told. */
+  readonly module: string | null;
+  readonly fn: (ctx: WorkflowContext, input: I) => Promise<O> | O;
+  /** The definition's fingerprint: a hash of its module and local imports, or of `version`. */
+  fingerprint(): string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyDefinition = WorkflowDefinition<any, any>;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export function workflow<I = unknown, O = unknown>(name: string, fn: (ctx: WorkflowContext, input: I) => Promise<O> | O): WorkflowDefinition<I, O>;
+export function workflow<I = unknown, O = unknown>(
+  name: string,
+  options: WorkflowOptions,
+  fn: (ctx: WorkflowContext, input: I) => Promise<O> | O,
+): WorkflowDefinition<I, O>;
+export function workflow<I, O>(
+  name: string,
+  a: WorkflowOptions | ((ctx: WorkflowContext, input: I) => Promise<O> | O),
+  b?: (ctx: WorkflowContext, input: I) => Promise<O> | O,
+): WorkflowDefinition<I, O> {
+  const fn = typeof a === "function" ? a : b;
+  const options = typeof a === "function" ? {} : a;
+  if (typeof name !== "string" || !NAME.test(name)) {
+    throw new SteadError("STEAD_BAD_INPUT", `invalid workflow name ${JSON.stringify(name)}`, {
+      fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
+    });
+  }
+  if (typeof fn !== "function") {
+    throw new SteadError("STEAD_BAD_INPUT", `workflow ${name} has no function`, {
+      fix: 'pass it as the last argument: workflow("name", async (ctx, input) => { ... })',
+    });
+  }
+  const module = callerModule();
+  let fp: string | undefined;
+  return {
+    [DEFINITION]: true,
+    kind: "workflow",
+    name,
+    module,
+    fn,
+    fingerprint() {
+      fp ??= options.version !== undefined
+        ? `v:${options.version}`
+        : module
+          ? moduleGraphFingerprint(module)
+          : textFingerprint(fn.toString());
+      return fp;
+    },
+  };
+}
+
+export function isDefinition(value: unknown): value is AnyDefinition {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[DEFINITION] === true;
+}
+
+/** The file of the first stack frame outside this package's engine (the module calling `workflow()`). */
+function callerModule(): string | null {
+  const stack = new Error().stack?.split("\n").slice(1) ?? [];
+  const self = fileURLToPath(import.meta.url);
+  for (const line of stack) {
+    const m = /\(?((?:file:\/\/)?\/[^():]+):\d+:\d+\)?\s*$/.exec(line.trim());
+    const loc = m?.[1];
+    if (!loc) continue;
+    const path = loc.startsWith("file://") ? fileURLToPath(loc) : loc;
+    if (path === self || path.replace(/\.[jt]s$/, "") === self.replace(/\.[jt]s$/, "")) continue;
+    if (path.includes("/node_modules/")) continue;
+    return path;
+  }
+  return null;
+}

@@ -1,0 +1,289 @@
+import { SteadError } from "../errors.js";
+import { openStore } from "../store/index.js";
+import type { RunStatus, Store } from "../store/types.js";
+import { TERMINAL_STATUSES } from "../store/types.js";
+import { Worker, type WorkerOptions } from "../worker/worker.js";
+import * as admin from "./admin.js";
+import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
+import { isDefinition } from "./definition.js";
+import { isValidRunId, newRunId } from "./ids.js";
+import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
+import {
+  eventView,
+  holdView,
+  runView,
+  stepView,
+  waitView,
+  type EventView,
+  type HoldView,
+  type RunInfo,
+  type StepView,
+  type WaitView,
+} from "./views.js";
+import { explain, type Explanation } from "./why.js";
+
+export interface SteadOptions {
+  /** A Store, or a location: an SQLite file path. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
+  store?: Store | string;
+  /** Create the store when missing. Default true (the CLI's read verbs pass false). */
+  create?: boolean;
+  /** Ceiling for every stored payload, in bytes. Default 1 MiB. Over it, the write fails closed. */
+  payloadLimitBytes?: number;
+}
+
+export interface StartOptions {
+  /** Run id; default a fresh one. */
+  id?: string;
+}
+
+export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runIds"> {
+  /** Extra definitions (e.g. of child runs) the in-process worker may execute. */
+  definitions?: readonly AnyDefinition[];
+  /** Keep executing through timers due within this many ms. Default 60 000. */
+  followTimersMs?: number;
+  /** Called for every new event of the run's tree. */
+  onEvent?: (e: EventView) => void;
+  /** Report only events after this sequence number. Default 0 (all). */
+  eventsAfter?: number;
+}
+
+/** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
+export class Stead {
+  readonly store: Store;
+  readonly payloadLimit: number;
+  private readyPromise: Promise<void> | undefined;
+  private readonly create: boolean;
+  private readonly workers = new Set<Worker>();
+
+  constructor(options: SteadOptions = {}) {
+    this.create = options.create ?? true;
+    this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create });
+    this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
+  }
+
+  /** Migrates the store (add-only, one transaction per migration). Called by every method. */
+  ready(): Promise<void> {
+    this.readyPromise ??= this.create
+      ? this.store.migrate()
+      : this.store.check().then(() => this.store.migrate());
+    return this.readyPromise;
+  }
+
+  /** Records a new run of `definition`; any worker that has the definition executes it. */
+  async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<{ id: string }> {
+    if (!isDefinition(definition)) {
+      throw new SteadError("STEAD_BAD_INPUT", "start() needs a definition made with workflow()", {
+        fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
+      });
+    }
+    if (options.id !== undefined && !isValidRunId(options.id)) {
+      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, {
+        fix: "use 1-200 characters: letters, digits, '_', '.', ':' or '-'",
+      });
+    }
+    const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
+    await this.ready();
+    const id = options.id ?? newRunId();
+    const fingerprint = definition.fingerprint();
+    await this.store.createRun(
+      { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now() },
+      [{ type: "run.created", data: { definition: definition.name, fingerprint } }],
+    );
+    return { id };
+  }
+
+  /**
+   * Starts a run and executes it in this process until it ends or parks (a timer due within
+   * `followTimersMs` is waited for). Returns the run as it then is.
+   */
+  async run<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: FollowOptions & StartOptions = {}): Promise<RunInfo> {
+    const { id } = await this.start(definition, input, options.id !== undefined ? { id: options.id } : {});
+    return this.follow(id, [definition, ...(options.definitions ?? [])], options);
+  }
+
+  /** Executes an existing run (and its children) in this process until it ends or parks. */
+  async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
+    await this.ready();
+    await admin.requireRun(this.store, runId);
+    let tree: string[] = [runId];
+    const worker = this.worker({ ...options, definitions, runIds: tree });
+    const followTimers = options.followTimersMs ?? 60_000;
+    let lastEvent = options.eventsAfter ?? 0;
+    const pollMs = options.pollMs ?? 100;
+    const flushEvents = async () => {
+      if (!options.onEvent) return;
+      for (;;) {
+        const evs = await this.store.events({ afterSeq: lastEvent, limit: 5000 });
+        for (const e of evs) {
+          lastEvent = e.seq;
+          if (tree.includes(e.runId)) options.onEvent(eventView(e));
+        }
+        if (evs.length < 5000) return;
+      }
+    };
+    worker.start();
+    try {
+      for (;;) {
+        tree = await this.treeIds(runId);
+        worker.setRunIds(tree);
+        await flushEvents();
+        const run = await admin.requireRun(this.store, runId);
+        if (await this.settled(run.id, run.status, followTimers, worker)) {
+          tree = await this.treeIds(runId);
+          await flushEvents();
+          return runView(run);
+        }
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    } finally {
+      await worker.stop({ graceMs: options.graceMs ?? 30_000 });
+    }
+  }
+
+  private async settled(runId: string, status: RunStatus, followTimersMs: number, worker: Worker): Promise<boolean> {
+    if (TERMINAL_STATUSES.includes(status) || status === "held" || status === "paused") return worker.inFlight === 0;
+    if (status !== "waiting") return false;
+    const open = (await this.store.waits(runId)).filter((w) => w.status === "open");
+    const now = Date.now();
+    const keepGoing = open.some((w) => w.kind === "child" || (w.kind === "timer" && (w.wakeAt ?? 0) - now <= followTimersMs));
+    return !keepGoing && worker.inFlight === 0;
+  }
+
+  private async treeIds(runId: string): Promise<string[]> {
+    const ids = [runId];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (id === undefined) continue;
+      for (const c of await this.store.listRuns({ parentId: id, limit: 10_000 })) ids.push(c.id);
+    }
+    return ids;
+  }
+
+  /** A worker on this instance's store. Call `.start()` to begin claiming. */
+  worker(options: WorkerOptions): Worker {
+    const w = new Worker(this.store, { payloadLimitBytes: this.payloadLimit, ...options });
+    this.workers.add(w);
+    const start = w.start.bind(w);
+    w.start = () => {
+      void this.ready().then(start, (e: unknown) => w.emit("error", e));
+      return w;
+    };
+    return w;
+  }
+
+  async get(runId: string): Promise<RunInfo> {
+    await this.ready();
+    return runView(await admin.requireRun(this.store, runId));
+  }
+
+  async list(filter: { status?: RunStatus[]; definition?: string; limit?: number } = {}): Promise<RunInfo[]> {
+    await this.ready();
+    return (await this.store.listRuns(filter)).map(runView);
+  }
+
+  async journal(runId: string): Promise<StepView[]> {
+    await this.ready();
+    await admin.requireRun(this.store, runId);
+    return (await this.store.journal(runId)).map(stepView);
+  }
+
+  async waits(runId: string): Promise<WaitView[]> {
+    await this.ready();
+    await admin.requireRun(this.store, runId);
+    return (await this.store.waits(runId)).map(waitView);
+  }
+
+  async holds(filter: { runId?: string; open?: boolean } = {}): Promise<HoldView[]> {
+    await this.ready();
+    return (await this.store.holds({ ...(filter.runId ? { runId: filter.runId } : {}), ...(filter.open === false ? {} : { status: "open" as const }) })).map(holdView);
+  }
+
+  async events(filter: { runId?: string; afterSeq?: number; limit?: number } = {}): Promise<EventView[]> {
+    await this.ready();
+    if (filter.runId) await admin.requireRun(this.store, filter.runId);
+    return (await this.store.events(filter)).map(eventView);
+  }
+
+  async approve(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
+    await this.ready();
+    await admin.decide(this.store, runId, name, true, d);
+  }
+
+  async deny(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
+    await this.ready();
+    await admin.decide(this.store, runId, name, false, d);
+  }
+
+  async signal(runId: string, name: string, payload: unknown, by: string | null = null): Promise<void> {
+    await this.ready();
+    await admin.signal(this.store, runId, name, payload, this.payloadLimit, by);
+  }
+
+  async pause(runId: string): Promise<"paused" | "pause-requested"> {
+    await this.ready();
+    return admin.pause(this.store, runId);
+  }
+
+  /** Resumes a paused run; with `acceptChange`, releases a `definition_changed` hold by accepting the new code. */
+  async resume(runId: string, options: { acceptChange?: boolean; by?: string } = {}): Promise<void> {
+    await this.ready();
+    if (options.acceptChange) {
+      await admin.release(this.store, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit);
+      return;
+    }
+    await admin.resume(this.store, runId);
+  }
+
+  async cancel(runId: string, options: { reason?: string; by?: string } = {}): Promise<string[]> {
+    await this.ready();
+    return admin.cancel(this.store, runId, options.reason ?? null, options.by ?? null);
+  }
+
+  async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions): Promise<HoldView> {
+    await this.ready();
+    return holdView(await admin.release(this.store, runId, hold, options, this.payloadLimit));
+  }
+
+  async fork(runId: string, options: { at?: string; id?: string } = {}): Promise<{ id: string; reused: number }> {
+    await this.ready();
+    if (options.id !== undefined && !isValidRunId(options.id)) {
+      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, { fix: "use letters, digits, '_', '.', ':' or '-'" });
+    }
+    return admin.fork(this.store, runId, options.at, options.id);
+  }
+
+  async why(runId: string): Promise<Explanation> {
+    await this.ready();
+    const run = await admin.requireRun(this.store, runId);
+    const [journal, waits, holds] = await Promise.all([this.store.journal(runId), this.store.waits(runId), this.store.holds({ runId })]);
+    return explain(run, journal, waits, holds);
+  }
+
+  /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */
+  async waitFor(runId: string, options: { until?: (run: RunInfo) => boolean; timeoutMs?: number; pollMs?: number } = {}): Promise<RunInfo> {
+    await this.ready();
+    const until = options.until ?? ((r: RunInfo) => TERMINAL_STATUSES.includes(r.status));
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const run = runView(await admin.requireRun(this.store, runId));
+      if (until(run)) return run;
+      if (Date.now() > deadline) {
+        throw new SteadError("STEAD_TIMEOUT", `run ${runId} is still ${run.status} after ${options.timeoutMs ?? 60_000} ms`, {
+          runId,
+          fix: `see why with \`stead why ${runId}\``,
+        });
+      }
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 50));
+    }
+  }
+
+  /** Stops this instance's workers (gracefully) and closes the store. */
+  async close(): Promise<void> {
+    await Promise.all([...this.workers].map((w) => w.stop()));
+    await this.store.close();
+  }
+}
+
+export function createStead(options: SteadOptions = {}): Stead {
+  return new Stead(options);
+}

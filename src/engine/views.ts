@@ -1,0 +1,156 @@
+import type { EventRow, HoldRow, RunRow, RunStatus, StepRow, WaitRow } from "../store/types.js";
+import { decodeError, decodePayload, type ErrorRecord } from "./payload.js";
+
+/** A run as the API returns it: payloads parsed. */
+export interface RunInfo {
+  id: string;
+  definition: string;
+  status: RunStatus;
+  input: unknown;
+  output: unknown;
+  error: ErrorRecord | null;
+  parentId: string | null;
+  fingerprint: string | null;
+  module: string | null;
+  fence: number;
+  lease: { owner: string; expiresAt: number | null; host: string | null; pid: number | null } | null;
+  lostClaims: number;
+  pauseRequested: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StepView {
+  seq: number;
+  id: string;
+  kind: string;
+  status: string;
+  attempt: number;
+  output: unknown;
+  error: ErrorRecord | null;
+  startedAt: number;
+  completedAt: number | null;
+}
+
+export interface WaitView {
+  name: string;
+  kind: string;
+  status: string;
+  request: unknown;
+  wakeAt: number | null;
+  result: unknown;
+  createdAt: number;
+  resolvedAt: number | null;
+  resolvedBy: string | null;
+}
+
+export interface HoldView {
+  id: number;
+  runId: string;
+  kind: string;
+  stepId: string | null;
+  reason: string;
+  details: Record<string, unknown>;
+  status: string;
+  choice: string | null;
+  createdAt: number;
+  releasedAt: number | null;
+  releasedBy: string | null;
+}
+
+export interface EventView {
+  seq: number;
+  runId: string;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+const safeParse = (t: string | null): unknown => {
+  if (t === null) return undefined;
+  try {
+    return decodePayload(t);
+  } catch {
+    return t;
+  }
+};
+
+export function runView(r: RunRow): RunInfo {
+  return {
+    id: r.id,
+    definition: r.definition,
+    status: r.status,
+    input: safeParse(r.input),
+    output: safeParse(r.output),
+    error: r.error ? decodeError(r.error) : null,
+    parentId: r.parentId,
+    fingerprint: r.fingerprint,
+    module: r.module,
+    fence: r.fence,
+    lease: r.leaseOwner ? { owner: r.leaseOwner, expiresAt: r.leaseExpiresAt, host: r.ownerHost, pid: r.ownerPid } : null,
+    lostClaims: r.lostClaims,
+    pauseRequested: r.pauseRequested,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+export function stepView(s: StepRow): StepView {
+  return {
+    seq: s.seq,
+    id: s.stepId,
+    kind: s.kind,
+    status: s.status,
+    attempt: s.attempt,
+    output: safeParse(s.output),
+    error: s.error ? decodeError(s.error) : null,
+    startedAt: s.startedAt,
+    completedAt: s.completedAt,
+  };
+}
+
+export function waitView(w: WaitRow): WaitView {
+  return {
+    name: w.name,
+    kind: w.kind,
+    status: w.status,
+    request: safeParse(w.request),
+    wakeAt: w.wakeAt,
+    result: safeParse(w.result),
+    createdAt: w.createdAt,
+    resolvedAt: w.resolvedAt,
+    resolvedBy: w.resolvedBy,
+  };
+}
+
+export function holdView(h: HoldRow): HoldView {
+  let details: Record<string, unknown> = {};
+  try {
+    details = JSON.parse(h.details) as Record<string, unknown>;
+  } catch {
+    details = { raw: h.details };
+  }
+  return {
+    id: h.id,
+    runId: h.runId,
+    kind: h.kind,
+    stepId: h.stepId,
+    reason: h.reason,
+    details,
+    status: h.status,
+    choice: h.choice,
+    createdAt: h.createdAt,
+    releasedAt: h.releasedAt,
+    releasedBy: h.releasedBy,
+  };
+}
+
+export function eventView(e: EventRow): EventView {
+  let data: Record<string, unknown> = {};
+  try {
+    data = JSON.parse(e.data) as Record<string, unknown>;
+  } catch {
+    data = { raw: e.data };
+  }
+  return { seq: e.seq, runId: e.runId, type: e.type, at: e.at, data };
+}

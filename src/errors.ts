@@ -1,0 +1,86 @@
+/**
+ * Every user-facing failure is a SteadError with a stable `code`, the ids involved,
+ * and a `fix` sentence telling the user what they can do.
+ */
+export type SteadErrorCode =
+  | "STEAD_BAD_INPUT"
+  | "STEAD_RUN_NOT_FOUND"
+  | "STEAD_WAIT_NOT_FOUND"
+  | "STEAD_HOLD_NOT_FOUND"
+  | "STEAD_STEP_NOT_FOUND"
+  | "STEAD_INVALID_STATE"
+  | "STEAD_LEASE_LOST"
+  | "STEAD_DUPLICATE_STEP_ID"
+  | "STEAD_PAYLOAD_TOO_LARGE"
+  | "STEAD_NOT_SERIALIZABLE"
+  | "STEAD_NOT_A_STORE"
+  | "STEAD_STORE_TOO_NEW"
+  | "STEAD_STORE_MISSING"
+  | "STEAD_DEFINITION_NOT_FOUND"
+  | "STEAD_DEFINITION_CHANGED"
+  | "STEAD_NONDETERMINISM"
+  | "STEAD_STEP_FAILED"
+  | "STEAD_OUTCOME_UNKNOWN"
+  | "STEAD_CHILD_FAILED"
+  | "STEAD_CANCELLED"
+  | "STEAD_TIMEOUT";
+
+export interface SteadErrorDetails {
+  runId?: string;
+  stepId?: string;
+  fix?: string;
+  cause?: unknown;
+  [key: string]: unknown;
+}
+
+export class SteadError extends Error {
+  readonly code: SteadErrorCode;
+  readonly runId: string | undefined;
+  readonly stepId: string | undefined;
+  readonly fix: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: SteadErrorCode, message: string, details: SteadErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = "SteadError";
+    this.code = code;
+    this.runId = details.runId;
+    this.stepId = details.stepId;
+    this.fix = details.fix;
+    const { cause: _cause, ...rest } = details;
+    this.details = rest;
+  }
+
+  /** One line for a terminal: the problem, then the fix. */
+  toLine(): string {
+    return this.fix ? `${this.message} — ${this.fix}` : this.message;
+  }
+}
+
+export class LeaseLostError extends SteadError {
+  constructor(runId: string, fence: number) {
+    super("STEAD_LEASE_LOST", `lease on run ${runId} (fence ${fence}) was lost: another worker owns the run now`, {
+      runId,
+      fence,
+      fix: "nothing to do: this worker stopped the run and the new owner continues it",
+    });
+    this.name = "LeaseLostError";
+  }
+}
+
+/** The error a step's thrown value becomes in the journal, and the one replay throws again. */
+export class StepFailedError extends SteadError {
+  constructor(runId: string, stepId: string, message: string, readonly originalName: string, readonly originalCode?: string) {
+    super("STEAD_STEP_FAILED", message, { runId, stepId });
+    this.name = "StepFailedError";
+  }
+}
+
+export function isSteadError(e: unknown): e is SteadError {
+  return e instanceof SteadError;
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

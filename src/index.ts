@@ -1,0 +1,25 @@
+/**
+ * Stead: a durable runtime for long-running AI agents and workflows.
+ *
+ *   const stead = createStead();                       // embedded SQLite in ./.stead/stead.db
+ *   export const triage = workflow("triage", async (ctx, input) => { ... ctx.step(...) ... });
+ *   await stead.start(triage, input);                  // any worker with `triage` runs it
+ *   stead.worker({ definitions: [triage] }).start();
+ */
+export { createStead, Stead } from "./engine/stead.js";
+export type { SteadOptions, StartOptions, FollowOptions } from "./engine/stead.js";
+export { workflow, isDefinition } from "./engine/definition.js";
+export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
+export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision } from "./engine/context-types.js";
+export type { RunInfo, StepView, WaitView, HoldView, EventView } from "./engine/views.js";
+export type { Explanation, WayOut } from "./engine/why.js";
+export type { ExecutionOutcome } from "./engine/execution.js";
+export { HOLD_CHOICES } from "./engine/holds.js";
+export type { ReleaseChoice } from "./engine/holds.js";
+export type { ReleaseOptions, Decision } from "./engine/admin.js";
+export { Worker } from "./worker/worker.js";
+export type { WorkerOptions } from "./worker/worker.js";
+export { SteadError, LeaseLostError, StepFailedError, isSteadError } from "./errors.js";
+export type { SteadErrorCode } from "./errors.js";
+export { openStore, SqliteStore, openSqliteStore, DEFAULT_SQLITE_PATH, TERMINAL_STATUSES } from "./store/index.js";
+export type * from "./store/types.js";

@@ -1,0 +1,103 @@
+/**
+ * Numbered, add-only migrations. Never edit a released migration: add the next number.
+ * Each migration runs in one transaction together with its row in `stead_migrations`.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "core: runs, steps, waits, holds, events",
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        definition TEXT NOT NULL,
+        module TEXT,
+        fingerprint TEXT,
+        status TEXT NOT NULL,
+        input TEXT NOT NULL,
+        output TEXT,
+        error TEXT,
+        parent_id TEXT,
+        parent_step_id TEXT,
+        fence INTEGER NOT NULL DEFAULT 0,
+        lease_owner TEXT,
+        lease_expires_at INTEGER,
+        owner_host TEXT,
+        owner_pid INTEGER,
+        owner_start TEXT,
+        lost_claims INTEGER NOT NULL DEFAULT 0,
+        pause_requested INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX runs_claimable ON runs (status, definition, created_at);
+      CREATE INDEX runs_parent ON runs (parent_id) WHERE parent_id IS NOT NULL;
+
+      -- A rowid table: about 1.4 KB on disk per 1 KB step, against 4.7 KB WITHOUT ROWID.
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        output TEXT,
+        error TEXT,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        PRIMARY KEY (run_id, seq)
+      );
+
+      CREATE TABLE waits (
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        request TEXT,
+        wake_at INTEGER,
+        result TEXT,
+        created_at INTEGER NOT NULL,
+        resolved_at INTEGER,
+        resolved_by TEXT,
+        PRIMARY KEY (run_id, name)
+      );
+      CREATE INDEX waits_due ON waits (wake_at) WHERE status = 'open' AND kind = 'timer';
+
+      CREATE TABLE holds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        step_id TEXT,
+        seq INTEGER,
+        reason TEXT NOT NULL,
+        details TEXT NOT NULL,
+        status TEXT NOT NULL,
+        choice TEXT,
+        created_at INTEGER NOT NULL,
+        released_at INTEGER,
+        released_by TEXT
+      );
+      CREATE INDEX holds_run ON holds (run_id, status);
+
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        data TEXT NOT NULL
+      );
+      CREATE INDEX events_run ON events (run_id, seq);
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** Written into `stead_meta` so a foreign SQLite file is never mistaken for a Stead store. */
+export const STORE_MARKER = "stead-store";

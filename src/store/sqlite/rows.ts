@@ -1,0 +1,86 @@
+import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "../types.js";
+
+type Raw = Record<string, unknown>;
+
+// SQLite hands back strings, numbers, bigints, buffers or null; columns read here are text or integers.
+const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" || typeof v === "bigint" ? v.toString() : JSON.stringify(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export function toRun(r: Raw): RunRow {
+  return {
+    id: str(r.id),
+    definition: str(r.definition),
+    module: strOrNull(r.module),
+    fingerprint: strOrNull(r.fingerprint),
+    status: str(r.status) as RunStatus,
+    input: str(r.input),
+    output: strOrNull(r.output),
+    error: strOrNull(r.error),
+    parentId: strOrNull(r.parent_id),
+    parentStepId: strOrNull(r.parent_step_id),
+    fence: num(r.fence),
+    leaseOwner: strOrNull(r.lease_owner),
+    leaseExpiresAt: numOrNull(r.lease_expires_at),
+    ownerHost: strOrNull(r.owner_host),
+    ownerPid: numOrNull(r.owner_pid),
+    ownerStart: strOrNull(r.owner_start),
+    lostClaims: num(r.lost_claims),
+    pauseRequested: num(r.pause_requested) !== 0,
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function toStep(r: Raw): StepRow {
+  return {
+    runId: str(r.run_id),
+    seq: num(r.seq),
+    stepId: str(r.step_id),
+    kind: str(r.kind) as StepKind,
+    status: str(r.status) as StepStatus,
+    attempt: num(r.attempt),
+    output: strOrNull(r.output),
+    error: strOrNull(r.error),
+    startedAt: num(r.started_at),
+    completedAt: numOrNull(r.completed_at),
+  };
+}
+
+export function toWait(r: Raw): WaitRow {
+  return {
+    runId: str(r.run_id),
+    name: str(r.name),
+    kind: str(r.kind) as WaitKind,
+    status: str(r.status) as WaitStatus,
+    seq: num(r.seq),
+    request: strOrNull(r.request),
+    wakeAt: numOrNull(r.wake_at),
+    result: strOrNull(r.result),
+    createdAt: num(r.created_at),
+    resolvedAt: numOrNull(r.resolved_at),
+    resolvedBy: strOrNull(r.resolved_by),
+  };
+}
+
+export function toHold(r: Raw): HoldRow {
+  return {
+    id: num(r.id),
+    runId: str(r.run_id),
+    kind: str(r.kind) as HoldKind,
+    stepId: strOrNull(r.step_id),
+    seq: numOrNull(r.seq),
+    reason: str(r.reason),
+    details: str(r.details),
+    status: str(r.status) as HoldStatus,
+    choice: strOrNull(r.choice),
+    createdAt: num(r.created_at),
+    releasedAt: numOrNull(r.released_at),
+    releasedBy: strOrNull(r.released_by),
+  };
+}
+
+export function toEvent(r: Raw): EventRow {
+  return { seq: num(r.seq), runId: str(r.run_id), type: str(r.type), at: num(r.at), data: str(r.data) };
+}

@@ -1,0 +1,522 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import Database from "better-sqlite3";
+import { SteadError } from "../../errors.js";
+import type {
+  ClaimRequest,
+  ClaimedRun,
+  CommitOptions,
+  EventFilter,
+  EventRow,
+  EventWrite,
+  HoldFilter,
+  HoldRow,
+  LeaseInfo,
+  Mutation,
+  NewRun,
+  RunFilter,
+  RunRow,
+  RunStatus,
+  StepRow,
+  StepWrite,
+  Store,
+  StoreInfo,
+  Unit,
+  UnitResult,
+  WaitRow,
+} from "../types.js";
+import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
+import { toEvent, toHold, toRun, toStep, toWait } from "./rows.js";
+
+export interface SqliteStoreOptions {
+  /** Database file. Default `.stead/stead.db` under the current directory. */
+  path?: string;
+  /** Create the file (and its directory) when missing. Default true. */
+  create?: boolean;
+  /** `FULL` (default): an acknowledged commit survives power loss. `NORMAL` trades that for speed. */
+  synchronous?: "FULL" | "NORMAL";
+  /** How long a writer waits for another process's write lock, in ms. Default 10 000. */
+  busyTimeoutMs?: number;
+}
+
+export const DEFAULT_SQLITE_PATH = ".stead/stead.db";
+
+class PreconditionFailed extends Error {
+  constructor(readonly result: Extract<UnitResult, { ok: false }>) {
+    super(`precondition failed: ${result.reason}`);
+  }
+}
+
+type Raw = Record<string, unknown>;
+
+export class SqliteStore implements Store {
+  readonly dialect = "sqlite";
+  readonly location: string;
+  private readonly db: Database.Database;
+  private readonly stmts = new Map<string, Database.Statement>();
+  private closed = false;
+
+  constructor(options: SqliteStoreOptions = {}) {
+    const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
+    this.location = path;
+    const create = options.create ?? true;
+    if (!existsSync(path)) {
+      if (!create) {
+        throw new SteadError("STEAD_STORE_MISSING", `no Stead store at ${path}`, {
+          fix: "start a run first (`stead run <file>`) or point --store at an existing store",
+        });
+      }
+      mkdirSync(dirname(path), { recursive: true });
+    }
+    try {
+      this.db = new Database(path, { fileMustExist: !create });
+      this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+    } catch (e) {
+      throw notAStore(path, e);
+    }
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  private readVersion(): { marker: string | undefined; version: number; empty: boolean } {
+    try {
+      const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+      const names = new Set(tables.map((t) => t.name));
+      if (names.size === 0) return { marker: undefined, version: 0, empty: true };
+      if (!names.has("stead_meta") || !names.has("stead_migrations")) return { marker: undefined, version: 0, empty: false };
+      const marker = (this.db.prepare("SELECT value FROM stead_meta WHERE key = 'marker'").get() as { value?: string } | undefined)?.value;
+      const v = this.db.prepare("SELECT MAX(version) AS v FROM stead_migrations").get() as { v: number | null };
+      return { marker, version: v.v ?? 0, empty: false };
+    } catch (e) {
+      throw notAStore(this.location, e);
+    }
+  }
+
+  private assertReadable(info: { marker: string | undefined; version: number; empty: boolean }): void {
+    if (!info.empty && info.marker !== STORE_MARKER) {
+      throw new SteadError("STEAD_NOT_A_STORE", `${this.location} is an SQLite database but not a Stead store`, {
+        fix: "point --store (or STEAD_STORE) at a Stead store, or at a path that does not exist yet",
+      });
+    }
+    if (info.version > LATEST_VERSION) {
+      throw new SteadError(
+        "STEAD_STORE_TOO_NEW",
+        `the store ${this.location} has schema version ${info.version}, newer than this Stead's ${LATEST_VERSION}`,
+        { fix: "upgrade stead to the version that wrote this store" },
+      );
+    }
+  }
+
+  migrate(): Promise<void> {
+    const info = this.readVersion();
+    this.assertReadable(info);
+    if (info.empty) {
+      this.db.transaction(() => {
+        this.db.exec(`
+          CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+          CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+        `);
+        this.db.prepare("INSERT INTO stead_meta (key, value) VALUES ('marker', ?)").run(STORE_MARKER);
+      }).immediate();
+    }
+    for (const m of MIGRATIONS) {
+      this.db.transaction(() => {
+        const done = this.db.prepare("SELECT 1 FROM stead_migrations WHERE version = ?").get(m.version);
+        if (done) return;
+        this.db.exec(m.sql);
+        this.db.prepare("INSERT INTO stead_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
+      }).immediate();
+    }
+    return Promise.resolve();
+  }
+
+  check(): Promise<StoreInfo> {
+    const info = this.readVersion();
+    this.assertReadable(info);
+    if (info.empty) {
+      throw new SteadError("STEAD_NOT_A_STORE", `${this.location} is empty, not a Stead store`, {
+        fix: "start a run first (`stead run <file>`) or point --store at an existing store",
+      });
+    }
+    return Promise.resolve({ dialect: this.dialect, location: this.location, schemaVersion: info.version });
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.db.close();
+    }
+    return Promise.resolve();
+  }
+
+  getRun(id: string): Promise<RunRow | undefined> {
+    const r = this.stmt("SELECT * FROM runs WHERE id = ?").get(id) as Raw | undefined;
+    return Promise.resolve(r ? toRun(r) : undefined);
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status?.length) {
+      where.push("status IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(filter.status));
+    }
+    if (filter.definition !== undefined) {
+      where.push("definition = ?");
+      params.push(filter.definition);
+    }
+    if (filter.parentId !== undefined) {
+      where.push("parent_id = ?");
+      params.push(filter.parentId);
+    }
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    params.push(filter.limit ?? 1000);
+    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toRun));
+  }
+
+  journal(runId: string): Promise<StepRow[]> {
+    return Promise.resolve(this.journalSync(runId));
+  }
+
+  private journalSync(runId: string): StepRow[] {
+    return (this.stmt("SELECT * FROM steps WHERE run_id = ? ORDER BY seq").all(runId) as Raw[]).map(toStep);
+  }
+
+  waits(runId: string): Promise<WaitRow[]> {
+    return Promise.resolve((this.stmt("SELECT * FROM waits WHERE run_id = ? ORDER BY seq").all(runId) as Raw[]).map(toWait));
+  }
+
+  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
+    const rows = this.stmt(
+      "SELECT * FROM waits WHERE status = 'open' AND kind = 'timer' AND wake_at <= ? ORDER BY wake_at LIMIT ?",
+    ).all(now, limit) as Raw[];
+    return Promise.resolve(rows.map(toWait));
+  }
+
+  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.runId !== undefined) {
+      where.push("run_id = ?");
+      params.push(filter.runId);
+    }
+    if (filter.status !== undefined) {
+      where.push("status = ?");
+      params.push(filter.status);
+    }
+    const sql = `SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`;
+    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toHold));
+  }
+
+  events(filter: EventFilter = {}): Promise<EventRow[]> {
+    const where: string[] = ["seq > ?"];
+    const params: unknown[] = [filter.afterSeq ?? 0];
+    if (filter.runId !== undefined) {
+      where.push("run_id = ?");
+      params.push(filter.runId);
+    }
+    params.push(filter.limit ?? 10_000);
+    const sql = `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`;
+    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toEvent));
+  }
+
+  createRun(run: NewRun, events: EventWrite[]): Promise<void> {
+    this.db.transaction(() => {
+      if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
+        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
+          runId: run.id,
+          fix: "choose another run id, or omit it to get a fresh one",
+        });
+      }
+      this.insertRun(run);
+      this.insertEvents(run.id, events, run.createdAt);
+    }).immediate();
+    return Promise.resolve();
+  }
+
+  private insertRun(run: NewRun): void {
+    this.stmt(
+      `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      run.id,
+      run.definition,
+      run.module,
+      run.fingerprint,
+      run.status ?? "pending",
+      run.input,
+      run.parentId ?? null,
+      run.parentStepId ?? null,
+      run.createdAt,
+      run.createdAt,
+    );
+    if (run.journal?.length) this.upsertSteps(run.id, run.journal);
+  }
+
+  private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
+    const s = this.stmt(
+      `INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
+         attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at`,
+    );
+    for (const st of steps) {
+      s.run(runId, st.seq, st.stepId, st.kind, st.status, st.attempt, st.output ?? null, st.error ?? null, st.startedAt, st.completedAt ?? null);
+    }
+  }
+
+  private insertEvents(runId: string, events: readonly EventWrite[] | undefined, at: number): void {
+    if (!events) return;
+    const s = this.stmt("INSERT INTO events (run_id, type, at, data) VALUES (?, ?, ?, ?)");
+    for (const e of events) s.run(runId, e.type, at, JSON.stringify(e.data ?? {}));
+  }
+
+  commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
+    const now = Date.now();
+    const applyUnit = this.db.transaction((unit: Unit) => {
+      let pauseRequested = false;
+      for (const m of unit) {
+        const applied = this.db.transaction(() => this.applyMutation(m, now));
+        try {
+          const r = applied();
+          if (r && !m.optional) pauseRequested ||= r.pauseRequested;
+        } catch (e) {
+          if (e instanceof PreconditionFailed && m.optional) continue;
+          throw e;
+        }
+      }
+      return pauseRequested;
+    });
+    const results = this.db.transaction(() => {
+      const out: UnitResult[] = units.map((unit) => {
+        try {
+          return { ok: true, pauseRequested: applyUnit(unit) };
+        } catch (e) {
+          if (e instanceof PreconditionFailed) return e.result;
+          throw e;
+        }
+      });
+      options.beforeCommit?.();
+      return out;
+    }).immediate();
+    return Promise.resolve(results);
+  }
+
+  /** Returns the run's pause flag after the update. Throws PreconditionFailed, which rolls back the savepoint. */
+  private applyMutation(m: Mutation, now: number): { pauseRequested: boolean } | undefined {
+    const ex = m.expect ?? {};
+    if (ex.openWait !== undefined) {
+      const w = this.stmt("SELECT status FROM waits WHERE run_id = ? AND name = ?").get(m.runId, ex.openWait) as Raw | undefined;
+      if (!w || w.status !== "open") throw new PreconditionFailed({ ok: false, reason: "wait", runId: m.runId });
+    }
+    if (ex.openHold !== undefined) {
+      const h = this.stmt("SELECT status FROM holds WHERE run_id = ? AND id = ?").get(m.runId, ex.openHold) as Raw | undefined;
+      if (!h || h.status !== "open") throw new PreconditionFailed({ ok: false, reason: "hold", runId: m.runId });
+    }
+
+    const sets: string[] = ["updated_at = ?"];
+    const params: unknown[] = [now];
+    const p = m.run ?? {};
+    const column = (name: string, value: unknown) => {
+      sets.push(`${name} = ?`);
+      params.push(value);
+    };
+    if (p.status !== undefined) column("status", p.status);
+    if (p.output !== undefined) column("output", p.output);
+    if (p.error !== undefined) column("error", p.error);
+    if (p.fingerprint !== undefined) column("fingerprint", p.fingerprint);
+    if (p.lostClaims !== undefined) column("lost_claims", p.lostClaims);
+    if (p.pauseRequested !== undefined) column("pause_requested", p.pauseRequested ? 1 : 0);
+    if (p.releaseLease) sets.push("lease_owner = NULL", "lease_expires_at = NULL");
+    const where: string[] = ["id = ?"];
+    params.push(m.runId);
+    if (ex.lease) {
+      // The fence check is in the same statement as the run's write: a fenced-out writer changes nothing.
+      where.push("fence = ?", "lease_owner = ?", "status = 'running'");
+      params.push(ex.lease.fence, ex.lease.owner);
+    }
+    if (ex.status) {
+      where.push("status IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(ex.status));
+    }
+    const row = this.stmt(`UPDATE runs SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING pause_requested`).get(...params) as
+      | Raw
+      | undefined;
+    if (!row) {
+      const cur = this.stmt("SELECT status FROM runs WHERE id = ?").get(m.runId) as Raw | undefined;
+      if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
+      throw new PreconditionFailed({
+        ok: false,
+        reason: ex.lease ? "lease" : "status",
+        runId: m.runId,
+        status: String(cur.status) as RunStatus,
+      });
+    }
+
+    if (m.deleteStepsFrom !== undefined) {
+      this.stmt("DELETE FROM steps WHERE run_id = ? AND seq >= ?").run(m.runId, m.deleteStepsFrom);
+    }
+    if (m.steps?.length) this.upsertSteps(m.runId, m.steps);
+    if (m.waits?.length) {
+      const s = this.stmt(
+        `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)
+         ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
+           wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL`,
+      );
+      for (const w of m.waits) s.run(m.runId, w.name, w.kind, w.seq, w.request ?? null, w.wakeAt ?? null, now);
+    }
+    if (m.resolveWaits?.length) {
+      const s = this.stmt(
+        "UPDATE waits SET status = ?, result = ?, resolved_at = ?, resolved_by = ? WHERE run_id = ? AND name = ? AND status = 'open'",
+      );
+      const step = this.stmt(
+        `UPDATE steps SET status = 'completed', output = ?, completed_at = ?
+         WHERE run_id = ? AND seq = (SELECT seq FROM waits WHERE run_id = ? AND name = ?)`,
+      );
+      for (const w of m.resolveWaits) {
+        const r = s.run(w.status, w.result ?? null, now, w.by ?? null, m.runId, w.name);
+        if (r.changes > 0 && w.status === "resolved") step.run(w.result ?? null, now, m.runId, m.runId, w.name);
+      }
+    }
+    if (m.holds?.length) {
+      const s = this.stmt(
+        `INSERT INTO holds (run_id, kind, step_id, seq, reason, details, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?)`,
+      );
+      for (const h of m.holds) s.run(m.runId, h.kind, h.stepId ?? null, h.seq ?? null, h.reason, h.details, now);
+    }
+    if (m.releaseHolds?.length) {
+      const s = this.stmt(
+        "UPDATE holds SET status = 'released', choice = ?, released_at = ?, released_by = ? WHERE run_id = ? AND id = ? AND status = 'open'",
+      );
+      for (const h of m.releaseHolds) s.run(h.choice, now, h.by ?? null, m.runId, h.id);
+    }
+    if (m.newRuns?.length) {
+      for (const r of m.newRuns) {
+        if (!this.stmt("SELECT 1 FROM runs WHERE id = ?").get(r.id)) this.insertRun(r);
+      }
+    }
+    this.insertEvents(m.runId, m.events, now);
+    return { pauseRequested: Number(row.pause_requested) !== 0 };
+  }
+
+  claim(req: ClaimRequest): Promise<ClaimedRun[]> {
+    if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
+    const run = this.db.transaction((): ClaimedRun[] => {
+      const params: unknown[] = [JSON.stringify(req.definitions), req.now];
+      let only = "";
+      if (req.runIds) {
+        only = "AND id IN (SELECT value FROM json_each(?))";
+        params.push(JSON.stringify(req.runIds));
+      }
+      params.push(req.limit);
+      const candidates = this.stmt(
+        `SELECT id, status, fence FROM runs
+         WHERE definition IN (SELECT value FROM json_each(?))
+           AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))
+           ${only}
+         ORDER BY created_at, id LIMIT ?`,
+      ).all(...params) as Raw[];
+      const out: ClaimedRun[] = [];
+      for (const c of candidates) {
+        const previousStatus = String(c.status) as RunStatus;
+        const row = this.stmt(
+          `UPDATE runs SET status = 'running', fence = fence + 1, lease_owner = ?, lease_expires_at = ?,
+             owner_host = ?, owner_pid = ?, owner_start = ?, lost_claims = lost_claims + ?, updated_at = ?
+           WHERE id = ? AND fence = ? RETURNING *`,
+        ).get(
+          req.owner.workerId,
+          req.now + req.leaseMs,
+          req.owner.host,
+          req.owner.pid,
+          req.owner.start,
+          previousStatus === "running" ? 1 : 0,
+          req.now,
+          c.id,
+          c.fence,
+        ) as Raw | undefined;
+        if (!row) continue;
+        const claimed = toRun(row);
+        this.insertEvents(
+          claimed.id,
+          [
+            {
+              type: "run.claimed",
+              data: { worker: req.owner.workerId, host: req.owner.host, pid: req.owner.pid, fence: claimed.fence, previousStatus },
+            },
+          ],
+          req.now,
+        );
+        out.push({ run: claimed, previousStatus, journal: this.journalSync(claimed.id) });
+      }
+      return out;
+    });
+    return Promise.resolve(run.immediate());
+  }
+
+  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
+    if (leases.length === 0) return Promise.resolve([]);
+    const rows = this.stmt(
+      `UPDATE runs SET lease_expires_at = ?
+       WHERE lease_owner = ? AND status = 'running'
+         AND (id, fence) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+       RETURNING id`,
+    ).all(now + leaseMs, owner, JSON.stringify(leases.map((l) => [l.runId, l.fence]))) as Raw[];
+    return Promise.resolve(rows.map((r) => String(r.id)));
+  }
+
+  leasesOnHost(host: string): Promise<LeaseInfo[]> {
+    const rows = this.stmt(
+      "SELECT id, fence, lease_owner, owner_host, owner_pid, owner_start, lease_expires_at FROM runs WHERE status = 'running' AND owner_host = ?",
+    ).all(host) as Raw[];
+    return Promise.resolve(
+      rows.map((r) => {
+        const run = toRun({ ...r, id: r.id, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: 0, created_at: 0, updated_at: 0 });
+        return {
+          runId: run.id,
+          fence: run.fence,
+          leaseOwner: run.leaseOwner ?? "",
+          ownerHost: run.ownerHost,
+          ownerPid: run.ownerPid,
+          ownerStart: run.ownerStart,
+          leaseExpiresAt: run.leaseExpiresAt,
+        };
+      }),
+    );
+  }
+
+  expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
+    const now = Date.now();
+    const ok = this.db.transaction(() => {
+      const r = this.stmt("UPDATE runs SET lease_expires_at = 0, updated_at = ? WHERE id = ? AND fence = ? AND status = 'running'").run(
+        now,
+        runId,
+        fence,
+      );
+      if (r.changes === 0) return false;
+      this.insertEvents(runId, [{ type: "lease.expired", data: { fence, reason } }], now);
+      return true;
+    }).immediate();
+    return Promise.resolve(ok);
+  }
+}
+
+function notAStore(path: string, e: unknown): SteadError {
+  const msg = e instanceof Error ? e.message : String(e);
+  return new SteadError("STEAD_NOT_A_STORE", `${path} is not a Stead store (${msg})`, {
+    fix: "point --store (or STEAD_STORE) at a Stead store, or at a path that does not exist yet",
+    cause: e,
+  });
+}
+
+export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
+  return new SqliteStore(options);
+}

@@ -1,0 +1,329 @@
+/**
+ * The Store interface: everything the engine and worker persist goes through it.
+ *
+ * Glossary (see DESIGN.md):
+ * - run:     one execution of a definition with an input; `fence` grows at every claim.
+ * - journal: the run's step rows, ordered by `seq` (the journal position the code asked for them at).
+ * - wait:    a durable reason a run is parked (approval, signal, timer, child); one row per wait.
+ * - hold:    a durable stop only a person releases; one row per hold.
+ * - event:   append-only, numbered, written in the same transaction as the change it reports.
+ *
+ * The store knows nothing of workflows or agents. It applies {@link Mutation}s atomically, each
+ * guarded by preconditions (a fence, a status, an open wait or hold), and claims runs under leases.
+ * Payloads (input, output, results) arrive as JSON text already validated by the engine.
+ *
+ * Implementations: `sqlite/` (embedded default). A Postgres store implements the same interface and
+ * must pass the same conformance suite (`test/store-conformance.ts`).
+ */
+
+export type RunStatus = "pending" | "running" | "waiting" | "held" | "paused" | "completed" | "failed" | "cancelled";
+export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
+
+export type StepKind = "step" | "effect" | "now" | "random" | "sleep" | "approval" | "signal" | "child";
+/**
+ * - intent:    an effect about to be dispatched, outcome not yet known (ambiguous if the run is resumed).
+ * - retry:     an intent a person released with "retry": the next replay runs the effect as a new attempt.
+ * - waiting:   a wait step whose wait row is still open.
+ * - completed / failed: the recorded outcome, returned (or thrown) on every replay.
+ */
+export type StepStatus = "completed" | "failed" | "intent" | "retry" | "waiting";
+export type WaitKind = "approval" | "signal" | "timer" | "child";
+export type WaitStatus = "open" | "resolved" | "cancelled";
+export type HoldKind = "process_failed" | "ambiguous_effect" | "definition_changed" | "nondeterminism" | "storage" | "recovery_gap";
+export type HoldStatus = "open" | "released";
+
+export interface RunRow {
+  id: string;
+  definition: string;
+  /** Absolute path of the module that defines the definition, when known (lets the CLI load it). */
+  module: string | null;
+  /** Fingerprint recorded for this run; null means "adopt the fingerprint of the next claiming worker". */
+  fingerprint: string | null;
+  status: RunStatus;
+  input: string;
+  output: string | null;
+  error: string | null;
+  parentId: string | null;
+  parentStepId: string | null;
+  fence: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  ownerHost: string | null;
+  ownerPid: number | null;
+  ownerStart: string | null;
+  /** Consecutive claims that ended by lease loss with no step completing. */
+  lostClaims: number;
+  pauseRequested: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StepRow {
+  runId: string;
+  seq: number;
+  stepId: string;
+  kind: StepKind;
+  status: StepStatus;
+  attempt: number;
+  output: string | null;
+  error: string | null;
+  startedAt: number;
+  completedAt: number | null;
+}
+
+export interface WaitRow {
+  runId: string;
+  name: string;
+  kind: WaitKind;
+  status: WaitStatus;
+  /** Journal position of the wait's step. */
+  seq: number;
+  request: string | null;
+  wakeAt: number | null;
+  result: string | null;
+  createdAt: number;
+  resolvedAt: number | null;
+  resolvedBy: string | null;
+}
+
+export interface HoldRow {
+  id: number;
+  runId: string;
+  kind: HoldKind;
+  stepId: string | null;
+  seq: number | null;
+  reason: string;
+  /** JSON: kind-specific facts and the choices offered. */
+  details: string;
+  status: HoldStatus;
+  choice: string | null;
+  createdAt: number;
+  releasedAt: number | null;
+  releasedBy: string | null;
+}
+
+export interface EventRow {
+  seq: number;
+  runId: string;
+  type: string;
+  at: number;
+  /** JSON object. */
+  data: string;
+}
+
+export interface NewRun {
+  id: string;
+  definition: string;
+  module: string | null;
+  fingerprint: string | null;
+  input: string;
+  parentId?: string | null;
+  parentStepId?: string | null;
+  status?: "pending" | "paused";
+  createdAt: number;
+  /** Journal rows the run starts with (a fork reuses its source's completed steps). */
+  journal?: StepWrite[];
+}
+
+export interface StepWrite {
+  seq: number;
+  stepId: string;
+  kind: StepKind;
+  status: StepStatus;
+  attempt: number;
+  output?: string | null;
+  error?: string | null;
+  startedAt: number;
+  completedAt?: number | null;
+}
+
+export interface WaitOpen {
+  name: string;
+  kind: WaitKind;
+  seq: number;
+  request?: string | null;
+  wakeAt?: number | null;
+}
+
+/** Resolving a wait also completes its journal step (at the wait's `seq`) with `result` as output. */
+export interface WaitResolve {
+  name: string;
+  status: "resolved" | "cancelled";
+  result?: string | null;
+  by?: string | null;
+}
+
+export interface HoldOpen {
+  kind: HoldKind;
+  stepId?: string | null;
+  seq?: number | null;
+  reason: string;
+  details: string;
+}
+
+export interface HoldRelease {
+  id: number;
+  choice: string;
+  by?: string | null;
+}
+
+export interface EventWrite {
+  type: string;
+  data?: Record<string, unknown>;
+}
+
+/** Column changes to a run. `undefined` fields are left alone. */
+export interface RunPatch {
+  status?: RunStatus;
+  output?: string | null;
+  error?: string | null;
+  fingerprint?: string | null;
+  /** Clears lease owner and expiry (the fence number stays: it only grows). */
+  releaseLease?: boolean;
+  lostClaims?: number;
+  pauseRequested?: boolean;
+}
+
+export interface MutationExpect {
+  /** The writer's lease: fence, owner, and status 'running'. Checked in the same statement as the run update. */
+  lease?: { fence: number; owner: string };
+  status?: readonly RunStatus[];
+  openWait?: string;
+  openHold?: number;
+}
+
+/**
+ * Changes to one run, applied all-or-nothing after their preconditions hold.
+ * `optional` mutations whose preconditions fail are skipped without failing their unit.
+ */
+export interface Mutation {
+  runId: string;
+  expect?: MutationExpect;
+  optional?: boolean;
+  run?: RunPatch;
+  steps?: StepWrite[];
+  deleteStepsFrom?: number;
+  waits?: WaitOpen[];
+  resolveWaits?: WaitResolve[];
+  holds?: HoldOpen[];
+  releaseHolds?: HoldRelease[];
+  newRuns?: NewRun[];
+  events?: EventWrite[];
+}
+
+/** Mutations that commit together or not at all (e.g. a child's completion and its parent's wake-up). */
+export type Unit = Mutation[];
+
+export type UnitResult =
+  | { ok: true; pauseRequested: boolean }
+  | { ok: false; reason: "lease" | "status" | "wait" | "hold" | "missing"; runId: string; status?: RunStatus };
+
+export interface CommitOptions {
+  /** Called inside the transaction after every unit was applied and before COMMIT (crash tests use it). */
+  beforeCommit?: () => void;
+}
+
+export interface Owner {
+  workerId: string;
+  host: string;
+  pid: number;
+  /** Process start time, as the OS reports it: tells a reused pid from the original owner. */
+  start: string;
+}
+
+export interface ClaimRequest {
+  owner: Owner;
+  /** Definition names this worker can execute. */
+  definitions: readonly string[];
+  limit: number;
+  leaseMs: number;
+  now: number;
+  /** Claim only these runs (a CLI follow of one run). */
+  runIds?: readonly string[];
+}
+
+export interface ClaimedRun {
+  run: RunRow;
+  /** Status before this claim: 'running' means the previous owner lost its lease. */
+  previousStatus: RunStatus;
+  journal: StepRow[];
+}
+
+export interface LeaseInfo {
+  runId: string;
+  fence: number;
+  leaseOwner: string;
+  ownerHost: string | null;
+  ownerPid: number | null;
+  ownerStart: string | null;
+  leaseExpiresAt: number | null;
+}
+
+export interface RunFilter {
+  status?: readonly RunStatus[];
+  definition?: string;
+  parentId?: string;
+  limit?: number;
+}
+
+export interface EventFilter {
+  runId?: string;
+  afterSeq?: number;
+  limit?: number;
+}
+
+export interface HoldFilter {
+  runId?: string;
+  status?: HoldStatus;
+}
+
+export interface StoreInfo {
+  dialect: string;
+  location: string;
+  schemaVersion: number;
+}
+
+export interface Store {
+  readonly dialect: string;
+  /** Human-readable location (a file path or a redacted URL). */
+  readonly location: string;
+  /** Applies pending migrations; refuses a store of a newer schema or one that is not a Stead store. */
+  migrate(): Promise<void>;
+  /** Checks the store is a Stead store of a version this code reads, without changing it. */
+  check(): Promise<StoreInfo>;
+  close(): Promise<void>;
+
+  getRun(id: string): Promise<RunRow | undefined>;
+  listRuns(filter?: RunFilter): Promise<RunRow[]>;
+  journal(runId: string): Promise<StepRow[]>;
+  waits(runId: string): Promise<WaitRow[]>;
+  /** Open timer waits whose wake time is at or before `now`. */
+  dueTimers(now: number, limit: number): Promise<WaitRow[]>;
+  holds(filter?: HoldFilter): Promise<HoldRow[]>;
+  events(filter?: EventFilter): Promise<EventRow[]>;
+
+  /** Inserts a run and its events; fails if the id exists. */
+  createRun(run: NewRun, events: EventWrite[]): Promise<void>;
+
+  /**
+   * Applies units in one transaction (group commit). Each unit is all-or-nothing: a failed
+   * precondition skips that unit only. Resolves after the transaction is durable.
+   */
+  commit(units: Unit[], options?: CommitOptions): Promise<UnitResult[]>;
+
+  /**
+   * Claims up to `limit` runnable runs (pending, or running with an expired lease) of the given
+   * definitions: sets the lease, increments the fence, writes `run.claimed`, and counts a lost claim
+   * when the previous lease expired while running.
+   */
+  claim(request: ClaimRequest): Promise<ClaimedRun[]>;
+
+  /** Renews, in one statement, every lease still held with the given fences; returns the run ids renewed. */
+  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]>;
+
+  /** Running runs' leases on one host (the sweeper checks whether their owner processes are alive). */
+  leasesOnHost(host: string): Promise<LeaseInfo[]>;
+
+  /** Ends a lease at once if it still carries `fence` (its owner process is gone). */
+  expireLease(runId: string, fence: number, reason: string): Promise<boolean>;
+}

@@ -1,0 +1,240 @@
+import { EventEmitter } from "node:events";
+import { SteadError } from "../errors.js";
+import { crashPoint } from "../engine/crash-points.js";
+import type { AnyDefinition } from "../engine/definition.js";
+import { Execution, type ExecutionOutcome } from "../engine/execution.js";
+import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
+import type { ClaimedRun, Owner, Store } from "../store/types.js";
+import { GroupCommitter } from "./group-commit.js";
+import { newOwner } from "./owner.js";
+import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
+
+export interface WorkerOptions {
+  /** The definitions this worker can execute; it claims only runs of these. */
+  definitions: readonly AnyDefinition[];
+  /** Runs executed at once. Default 10. */
+  concurrency?: number;
+  /** Lease length in ms. Default 30 000. A worker on another host takes over a silent worker's runs after this. */
+  leaseMs?: number;
+  /** Heartbeat period in ms. Default leaseMs / 3. */
+  heartbeatMs?: number;
+  /** Claim and sweep period in ms when idle. Default 200. */
+  pollMs?: number;
+  /** On stop(), how long running steps may take to finish before the worker gives up on them. Default 30 000. */
+  graceMs?: number;
+  /** Claim only these runs (see also `setRunIds`). */
+  runIds?: readonly string[];
+  /** Run the sweeper (timers, dead owners). Default true. */
+  sweep?: boolean;
+  payloadLimitBytes?: number;
+  maxLostClaims?: number;
+}
+
+export interface WorkerEvents {
+  outcome: [runId: string, outcome: ExecutionOutcome];
+  claimed: [runId: string];
+  error: [error: unknown];
+}
+
+/**
+ * A worker claims runnable runs under leases, executes them, renews all its leases in one
+ * statement per heartbeat, and sweeps timers and dead owners' leases.
+ *
+ * Invariant: a run is executed only while its lease is held; when a renewal does not return a run,
+ * or no renewal has succeeded for a whole lease period, that run's execution is ended at once.
+ */
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly owner: Owner;
+  private readonly committer: GroupCommitter;
+  private readonly active = new Map<string, { exec: Execution; renewedAt: number }>();
+  private readonly byName: Map<string, AnyDefinition>;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly pollMs: number;
+  private readonly graceMs: number;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private tickAgain = false;
+  private state: "idle" | "running" | "stopping" | "stopped" = "idle";
+  private runIds: readonly string[] | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: WorkerOptions,
+  ) {
+    super();
+    this.owner = newOwner();
+    this.runIds = options.runIds;
+    this.byName = new Map();
+    for (const d of options.definitions) {
+      const other = this.byName.get(d.name);
+      if (other && other !== d) {
+        throw new SteadError("STEAD_BAD_INPUT", `two definitions are named "${d.name}"`, {
+          fix: "give each workflow a unique name",
+        });
+      }
+      this.byName.set(d.name, d);
+    }
+    this.concurrency = Math.max(1, options.concurrency ?? 10);
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(this.leaseMs / 3));
+    this.pollMs = options.pollMs ?? 200;
+    this.graceMs = options.graceMs ?? 30_000;
+    this.committer = new GroupCommitter(store, {
+      beforeCommit: (units) => crashPoint("mid-group-commit", units.flatMap((u) => u.flatMap((m) => m.steps?.map((s) => s.stepId) ?? []))),
+    });
+  }
+
+  /** Restricts claims to these runs (a foreground follow of one run tree). */
+  setRunIds(ids: readonly string[]): void {
+    const grew = !this.runIds || ids.some((id) => !this.runIds?.includes(id));
+    this.runIds = ids;
+    if (grew) this.kick();
+  }
+
+  /** Runs currently executing in this worker. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  get commitStats(): { transactions: number; units: number } {
+    return this.committer.stats;
+  }
+
+  start(): this {
+    if (this.state !== "idle") return this;
+    this.state = "running";
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.kick();
+    return this;
+  }
+
+  /** Claims again soon (a run of ours finished and may have woken its parent, or an answer arrived). */
+  kick(): void {
+    if (this.state !== "running") return;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    clearTimeout(this.pollTimer);
+    this.pollTimer = setTimeout(() => void this.tick(), 0);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.state !== "running") return;
+    this.ticking = true;
+    try {
+      if (this.options.sweep !== false) {
+        await wakeDueTimers(this.store, Date.now());
+        await expireDeadOwners(this.store, this.owner.host);
+      }
+      const free = this.concurrency - this.active.size;
+      if (free > 0 && this.state === "running") {
+        const claimed = await this.store.claim({
+          owner: this.owner,
+          definitions: [...this.byName.keys()],
+          limit: free,
+          leaseMs: this.leaseMs,
+          now: Date.now(),
+          ...(this.runIds ? { runIds: this.runIds } : {}),
+        });
+        for (const c of claimed) this.execute(c);
+      }
+    } catch (e) {
+      this.emit("error", e);
+    } finally {
+      this.ticking = false;
+    }
+    if (this.state !== "running") return;
+    if (this.tickAgain) {
+      this.tickAgain = false;
+      this.pollTimer = setTimeout(() => void this.tick(), 0);
+    } else {
+      this.pollTimer = setTimeout(() => void this.tick(), this.pollMs);
+    }
+  }
+
+  private execute(claimed: ClaimedRun): void {
+    const def = this.byName.get(claimed.run.definition);
+    if (!def) return;
+    const exec = new Execution(claimed, def, {
+      owner: this.owner,
+      commit: (unit) => this.committer.commit(unit),
+      payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
+      maxLostClaims: this.options.maxLostClaims ?? 3,
+    });
+    this.active.set(claimed.run.id, { exec, renewedAt: Date.now() });
+    this.emit("claimed", claimed.run.id);
+    void exec.start().then((outcome) => {
+      this.active.delete(claimed.run.id);
+      this.emit("outcome", claimed.run.id, outcome);
+      this.kick();
+    });
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.active.size === 0) return;
+    const leases = [...this.active.values()].map((a) => ({ runId: a.exec.runId, fence: a.exec.fence }));
+    const now = Date.now();
+    try {
+      const renewed = new Set(await this.store.renewLeases(this.owner.workerId, leases, this.leaseMs, now));
+      for (const [runId, a] of this.active) {
+        if (renewed.has(runId)) a.renewedAt = now;
+        else if (leases.some((l) => l.runId === runId && l.fence === a.exec.fence)) a.exec.abort("lease-lost");
+      }
+    } catch (e) {
+      this.emit("error", e);
+      for (const a of this.active.values()) {
+        // Past a whole lease period without renewal another worker may own the run: stop writing.
+        if (Date.now() - a.renewedAt >= this.leaseMs) a.exec.abort("lease-lost");
+      }
+    }
+  }
+
+  /**
+   * Graceful stop: claims nothing more; running steps may finish and commit within `graceMs`,
+   * then each run is handed back as pending so another worker claims it at once.
+   */
+  async stop(options: { graceMs?: number } = {}): Promise<void> {
+    if (this.state === "stopped" || this.state === "stopping") return;
+    this.state = "stopping";
+    clearTimeout(this.pollTimer);
+    const grace = options.graceMs ?? this.graceMs;
+    const execs = [...this.active.values()].map((a) => a.exec);
+    for (const e of execs) e.release();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), grace)));
+    const all = Promise.all(execs.map((e) => e.finished));
+    const r = await Promise.race([all, timedOut]);
+    clearTimeout(timer);
+    if (r === "timeout") for (const e of execs) e.abort("aborted", `worker stopped after its ${grace} ms grace period`);
+    clearInterval(this.heartbeatTimer);
+    this.state = "stopped";
+  }
+
+  /** Stops at once without writing: leases are left to expire (or to dead-owner detection). */
+  abortAll(): void {
+    clearTimeout(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
+    this.state = "stopped";
+    for (const a of this.active.values()) a.exec.abort("aborted", "worker aborted");
+  }
+}
+
+export function describeOutcome(o: ExecutionOutcome): string {
+  switch (o.kind) {
+    case "failed":
+      return `failed: ${o.error}`;
+    case "waiting":
+      return `waiting for ${o.wait}`;
+    case "held":
+      return `held (${o.hold}): ${o.reason}`;
+    case "aborted":
+      return `aborted${o.error ? `: ${o.error}` : ""}`;
+    default:
+      return o.kind;
+  }
+}
+
