@@ -78,7 +78,11 @@ export function isDefinition(value: unknown): value is AnyDefinition {
 
 /** The file of the first stack frame outside this package's engine (the module calling `workflow()`). */
 function callerModule(): string | null {
-  const stack = new Error().stack?.split("\n").slice(1) ?? [];
+  // Cut the stack at workflow(): under source maps (tsx, --enable-source-maps) this module's own
+  // frames show as src/engine/definition.ts, not as this file, so comparing paths alone misses them.
+  const holder: { stack?: string } = {};
+  Error.captureStackTrace(holder, workflow);
+  const stack = holder.stack?.split("\n").slice(1) ?? [];
   const self = fileURLToPath(import.meta.url);
   for (const line of stack) {
     const m = /\(?((?:file:\/\/)?\/[^():]+):\d+:\d+\)?\s*$/.exec(line.trim());

@@ -272,7 +272,7 @@ export class Execution {
       const startedAt = Date.now();
       await this.write(
         {
-          run: { status: "waiting", releaseLease: true },
+          run: { status: "waiting", releaseLease: true, lostClaims: 0 },
           ...(isNew
             ? {
                 steps: [{ seq: wait.seq, stepId: wait.stepId, kind: wait.stepKind, status: "waiting", attempt: 1, output: null, startedAt }],
@@ -353,7 +353,8 @@ export class Execution {
         case "retry":
           return this.track(this.live(stepId, seq, kind, options, fn, entry.attempt + 1));
         case "intent":
-          return this.track(this.ambiguous(stepId, seq, options, fn, entry));
+          // Not tracked as a whole: it may end in a hold, which waits for tracked steps to settle.
+          return this.ambiguous(stepId, seq, options, fn, entry);
         case "waiting":
           break;
       }
@@ -372,7 +373,7 @@ export class Execution {
 
   private async ambiguous<T>(stepId: string, seq: number, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T, entry: StepRow): Promise<T> {
     const attempt = entry.attempt + 1;
-    if (options.retry === "always") return this.live(stepId, seq, "effect", options, fn, attempt, "retry: always");
+    if (options.retry === "always") return this.track(this.live(stepId, seq, "effect", options, fn, attempt, "retry: always"));
     if (options.reconcile) {
       let verdict;
       try {
@@ -389,7 +390,7 @@ export class Execution {
         });
         return decodePayload<T>(output);
       }
-      if (verdict.status === "not-done") return this.live(stepId, seq, "effect", options, fn, attempt, "reconcile: not done");
+      if (verdict.status === "not-done") return this.track(this.live(stepId, seq, "effect", options, fn, attempt, "reconcile: not done"));
       this.ambiguousHold(stepId, seq, entry, "reconcile could not tell whether it happened" + ("error" in verdict ? ` (${String(verdict.error)})` : ""));
       return never();
     }
