@@ -68,12 +68,27 @@ export class LeaseLostError extends SteadError {
   }
 }
 
-/** The error a step's thrown value becomes in the journal, and the one replay throws again. */
+/**
+ * The error a step's thrown value becomes in the journal, and the one replay throws again. Its
+ * `code` is the original's when that was a Stead code (e.g. STEAD_OUTCOME_UNKNOWN for a skipped
+ * effect), else STEAD_STEP_FAILED; `originalName` / `originalCode` keep what the step threw.
+ */
 export class StepFailedError extends SteadError {
   constructor(runId: string, stepId: string, message: string, readonly originalName: string, readonly originalCode?: string) {
-    super("STEAD_STEP_FAILED", message, { runId, stepId });
+    super(isSteadCode(originalCode) ? originalCode : "STEAD_STEP_FAILED", message, { runId, stepId });
     this.name = "StepFailedError";
   }
+}
+
+const CODES: ReadonlySet<string> = new Set<SteadErrorCode>([
+  "STEAD_BAD_INPUT", "STEAD_RUN_NOT_FOUND", "STEAD_WAIT_NOT_FOUND", "STEAD_HOLD_NOT_FOUND", "STEAD_STEP_NOT_FOUND",
+  "STEAD_INVALID_STATE", "STEAD_LEASE_LOST", "STEAD_DUPLICATE_STEP_ID", "STEAD_PAYLOAD_TOO_LARGE", "STEAD_NOT_SERIALIZABLE",
+  "STEAD_NOT_A_STORE", "STEAD_STORE_TOO_NEW", "STEAD_STORE_MISSING", "STEAD_DEFINITION_NOT_FOUND", "STEAD_DEFINITION_CHANGED",
+  "STEAD_NONDETERMINISM", "STEAD_STEP_FAILED", "STEAD_OUTCOME_UNKNOWN", "STEAD_CHILD_FAILED", "STEAD_CANCELLED", "STEAD_TIMEOUT",
+]);
+
+export function isSteadCode(code: unknown): code is SteadErrorCode {
+  return typeof code === "string" && CODES.has(code);
 }
 
 export function isSteadError(e: unknown): e is SteadError {

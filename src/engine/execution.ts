@@ -167,14 +167,14 @@ export class Execution {
     }
     if (error === undefined) {
       await this.write(
-        { run: { status: "completed", output, releaseLease: true, lostClaims: 0 }, events: [{ type: "run.completed", data: {} }] },
+        { run: { status: "completed", output, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
         this.parentWake({ status: "completed", output: decodePayload(output) }),
       );
       this.finish({ kind: "completed" });
     } else {
       const rec = errorRecord(error);
       await this.write(
-        { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0 }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null } }] },
+        { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null } }] },
         this.parentWake({ status: "failed", error: rec }),
       );
       this.finish({ kind: "failed", error: rec.message });
@@ -473,7 +473,9 @@ export class Execution {
       events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms } }],
     });
     crashPoint("after-commit", [stepId]);
-    return value as T;
+    // The recorded outcome, not the live value: replay must see exactly what this execution saw
+    // (JSON turns `[undefined]` into `[null]` and drops undefined properties).
+    return decodePayload<T>(output);
   }
 
   private recorded(kind: "now" | "random", make: () => number): number {

@@ -13,7 +13,7 @@
  * Payloads (input, output, results) arrive as JSON text already validated by the engine.
  *
  * Implementations: `sqlite/` (embedded default). A Postgres store implements the same interface and
- * must pass the same conformance suite (`test/store-conformance.ts`).
+ * must pass the same conformance suite (`test/conformance/store-conformance.ts`).
  */
 
 export type RunStatus = "pending" | "running" | "waiting" | "held" | "paused" | "completed" | "failed" | "cancelled";

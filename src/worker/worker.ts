@@ -94,6 +94,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (grew) this.kick();
   }
 
+  /** An "error" event with no listener would throw inside the poll loop: warn instead. */
+  private report(e: unknown): void {
+    if (this.listenerCount("error") > 0) this.emit("error", e);
+    else process.emitWarning(`stead worker ${this.owner.workerId}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+
   /** Runs currently executing in this worker. */
   get inFlight(): number {
     return this.active.size;
@@ -143,7 +149,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         for (const c of claimed) this.execute(c);
       }
     } catch (e) {
-      this.emit("error", e);
+      this.report(e);
     } finally {
       this.ticking = false;
     }
@@ -185,7 +191,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         else if (leases.some((l) => l.runId === runId && l.fence === a.exec.fence)) a.exec.abort("lease-lost");
       }
     } catch (e) {
-      this.emit("error", e);
+      this.report(e);
       for (const a of this.active.values()) {
         // Past a whole lease period without renewal another worker may own the run: stop writing.
         if (Date.now() - a.renewedAt >= this.leaseMs) a.exec.abort("lease-lost");

@@ -71,10 +71,12 @@ export class SqliteStore implements Store {
     try {
       this.db = new Database(path, { fileMustExist: !create });
       this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-      this.db.pragma("journal_mode = WAL");
+      // Switching to WAL rewrites the file header: a file that is not (yet) a Stead store is left untouched.
+      const info = this.readVersion();
+      if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
       this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
     } catch (e) {
-      throw notAStore(path, e);
+      throw e instanceof SteadError ? e : notAStore(path, e);
     }
   }
 
@@ -116,7 +118,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  migrate(): Promise<void> {
+  // Async so that a failure reaches the caller as a rejection, never as a synchronous throw.
+  async migrate(): Promise<void> {
     const info = this.readVersion();
     this.assertReadable(info);
     if (info.empty) {
@@ -139,7 +142,7 @@ export class SqliteStore implements Store {
     return Promise.resolve();
   }
 
-  check(): Promise<StoreInfo> {
+  async check(): Promise<StoreInfo> {
     const info = this.readVersion();
     this.assertReadable(info);
     if (info.empty) {
@@ -229,7 +232,7 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toEvent));
   }
 
-  createRun(run: NewRun, events: EventWrite[]): Promise<void> {
+  async createRun(run: NewRun, events: EventWrite[]): Promise<void> {
     this.db.transaction(() => {
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
@@ -280,35 +283,50 @@ export class SqliteStore implements Store {
     for (const e of events) s.run(runId, e.type, at, JSON.stringify(e.data ?? {}));
   }
 
-  commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
-    const now = Date.now();
-    const applyUnit = this.db.transaction((unit: Unit) => {
+  async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
+    return Promise.resolve(this.commitTransaction().immediate(units, Date.now(), options.beforeCommit));
+  }
+
+  private commitTx: Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => UnitResult[]> | undefined;
+
+  /**
+   * Built once: every db.transaction() call builds four wrapper functions, a cost paid per step
+   * otherwise. Each unit runs in a savepoint, so a failed precondition undoes that unit alone.
+   * A non-optional mutation needs no savepoint of its own (its failure undoes the whole unit); an
+   * optional one gets one, so its failure undoes only itself.
+   */
+  private commitTransaction(): Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => UnitResult[]> {
+    if (this.commitTx) return this.commitTx;
+    const applyOptional = this.db.transaction((m: Mutation, now: number) => this.applyMutation(m, now));
+    const applyUnit = this.db.transaction((unit: Unit, now: number) => {
       let pauseRequested = false;
       for (const m of unit) {
-        const applied = this.db.transaction(() => this.applyMutation(m, now));
+        if (!m.optional) {
+          pauseRequested ||= this.applyMutation(m, now)?.pauseRequested ?? false;
+          continue;
+        }
         try {
-          const r = applied();
-          if (r && !m.optional) pauseRequested ||= r.pauseRequested;
+          applyOptional(m, now);
         } catch (e) {
-          if (e instanceof PreconditionFailed && m.optional) continue;
+          if (e instanceof PreconditionFailed) continue;
           throw e;
         }
       }
       return pauseRequested;
     });
-    const results = this.db.transaction(() => {
+    this.commitTx = this.db.transaction((units: Unit[], now: number, beforeCommit: (() => void) | undefined) => {
       const out: UnitResult[] = units.map((unit) => {
         try {
-          return { ok: true, pauseRequested: applyUnit(unit) };
+          return { ok: true, pauseRequested: applyUnit(unit, now) };
         } catch (e) {
           if (e instanceof PreconditionFailed) return e.result;
           throw e;
         }
       });
-      options.beforeCommit?.();
+      beforeCommit?.();
       return out;
-    }).immediate();
-    return Promise.resolve(results);
+    });
+    return this.commitTx;
   }
 
   /** Returns the run's pause flag after the update. Throws PreconditionFailed, which rolls back the savepoint. */
@@ -408,7 +426,7 @@ export class SqliteStore implements Store {
     return { pauseRequested: Number(row.pause_requested) !== 0 };
   }
 
-  claim(req: ClaimRequest): Promise<ClaimedRun[]> {
+  async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
     const run = this.db.transaction((): ClaimedRun[] => {
       const params: unknown[] = [JSON.stringify(req.definitions), req.now];
@@ -493,7 +511,7 @@ export class SqliteStore implements Store {
     );
   }
 
-  expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
+  async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
     const now = Date.now();
     const ok = this.db.transaction(() => {
       const r = this.stmt("UPDATE runs SET lease_expires_at = 0, updated_at = ? WHERE id = ? AND fence = ? AND status = 'running'").run(

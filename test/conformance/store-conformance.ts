@@ -1,0 +1,706 @@
+/**
+ * The Store conformance suite: every Store implementation (SQLite, Postgres) must pass it unchanged.
+ * It speaks only the `Store` interface (src/store/types.ts), never a dialect's tables or SQL.
+ *
+ *   describeStoreConformance("sqlite", async () => ({ store, cleanup, reopen }));
+ *
+ * The factory returns a fresh, migrated, empty store. `reopen` (optional) returns a second Store
+ * instance on the same backing storage, as a second process would see it; without it the
+ * concurrent-claim case is skipped and says why.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Mutation, NewRun, Owner, RunRow, StepWrite, Store, UnitResult } from "../../src/store/types.js";
+
+export interface StoreUnderTest {
+  store: Store;
+  cleanup(): Promise<void>;
+  /** Another Store instance on the same storage; closed by the suite. */
+  reopen?(): Promise<Store>;
+}
+
+export type StoreFactory = () => Promise<StoreUnderTest>;
+
+const DEF_A = "def-a";
+const DEF_B = "def-b";
+const LEASE = 1_000;
+
+function owner(workerId: string, host = "host-1", pid = 4242): Owner {
+  return { workerId, host, pid, start: `proc:${pid}00` };
+}
+
+function newRun(id: string, over: Partial<NewRun> = {}): NewRun {
+  return { id, definition: DEF_A, module: null, fingerprint: "fp-1", input: JSON.stringify({ id }), createdAt: Date.now(), ...over };
+}
+
+function step(seq: number, stepId: string, over: Partial<StepWrite> = {}): StepWrite {
+  return { seq, stepId, kind: "step", status: "completed", attempt: 1, output: JSON.stringify(stepId), startedAt: 1_000 + seq, completedAt: 2_000 + seq, ...over };
+}
+
+function fenced(runId: string, fence: number, workerId: string, m: Omit<Mutation, "runId" | "expect"> = {}): Mutation {
+  return { runId, expect: { lease: { fence, owner: workerId } }, ...m };
+}
+
+async function commitOne(store: Store, unit: Mutation[]): Promise<UnitResult> {
+  const results = await store.commit([unit]);
+  expect(results).toHaveLength(1);
+  return results[0] as UnitResult;
+}
+
+/** Everything the store holds about one run, to prove a refused write changed nothing. */
+async function snapshot(store: Store, runId: string) {
+  return {
+    run: await store.getRun(runId),
+    journal: await store.journal(runId),
+    waits: await store.waits(runId),
+    holds: await store.holds({ runId }),
+    events: await store.events({ runId }),
+    children: await store.listRuns({ parentId: runId }),
+  };
+}
+
+export function describeStoreConformance(name: string, factory: StoreFactory): void {
+  describe(`Store conformance: ${name}`, () => {
+    let sut: StoreUnderTest;
+    let store: Store;
+    const extra: Store[] = [];
+
+    beforeEach(async () => {
+      sut = await factory();
+      store = sut.store;
+    });
+
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close();
+      await sut.cleanup();
+    });
+
+    async function created(id: string, over: Partial<NewRun> = {}): Promise<void> {
+      await store.createRun(newRun(id, over), [{ type: "run.created", data: { id } }]);
+    }
+
+    /** Claims run `id` for `workerId` at `now`; returns the fence it got. */
+    async function claimed(id: string, workerId: string, now: number, o: Owner = owner(workerId)): Promise<number> {
+      const got = await store.claim({ owner: o, definitions: [DEF_A, DEF_B], limit: 1, leaseMs: LEASE, now, runIds: [id] });
+      expect(got.map((c) => c.run.id)).toEqual([id]);
+      return got[0]?.run.fence ?? -1;
+    }
+
+    async function setStatus(id: string, status: RunRow["status"]): Promise<void> {
+      expect(await commitOne(store, [{ runId: id, run: { status } }])).toMatchObject({ ok: true });
+    }
+
+    describe("schema", () => {
+      it("migrate() is idempotent and keeps existing data", async () => {
+        const before = await store.check();
+        await created("r1");
+        await store.migrate();
+        await store.migrate();
+        expect(await store.getRun("r1")).toMatchObject({ id: "r1", status: "pending" });
+        expect(await store.check()).toEqual(before);
+      });
+
+      it("check() on a migrated store reports dialect, location and schema version", async () => {
+        const info = await store.check();
+        expect(info.dialect).toBe(store.dialect);
+        expect(info.location).toBe(store.location);
+        expect(Number.isInteger(info.schemaVersion)).toBe(true);
+        expect(info.schemaVersion).toBeGreaterThanOrEqual(1);
+      });
+
+      it("close() is idempotent", async () => {
+        await store.close();
+        await expect(store.close()).resolves.toBeUndefined();
+      });
+    });
+
+    describe("runs", () => {
+      it("createRun + getRun round-trip every field", async () => {
+        const full: NewRun = {
+          id: "full-1",
+          definition: DEF_B,
+          module: "/abs/path/flow.ts",
+          fingerprint: "fp-xyz",
+          input: JSON.stringify({ a: [1, "two", null], b: "é∂" }),
+          parentId: "parent-1",
+          parentStepId: "kid",
+          status: "paused",
+          createdAt: 1_700_000_000_123,
+        };
+        await store.createRun(full, []);
+        const row = await store.getRun("full-1");
+        expect(row).toEqual({
+          id: "full-1",
+          definition: DEF_B,
+          module: "/abs/path/flow.ts",
+          fingerprint: "fp-xyz",
+          status: "paused",
+          input: full.input,
+          output: null,
+          error: null,
+          parentId: "parent-1",
+          parentStepId: "kid",
+          fence: 0,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          ownerHost: null,
+          ownerPid: null,
+          ownerStart: null,
+          lostClaims: 0,
+          pauseRequested: false,
+          createdAt: 1_700_000_000_123,
+          updatedAt: expect.any(Number) as number,
+        });
+
+        await store.createRun({ id: "min-1", definition: DEF_A, module: null, fingerprint: null, input: "null", createdAt: 5 }, []);
+        expect(await store.getRun("min-1")).toMatchObject({ status: "pending", fingerprint: null, module: null, parentId: null, parentStepId: null, input: "null" });
+        expect(await store.getRun("nope")).toBeUndefined();
+      });
+
+      it("refuses a duplicate run id and changes nothing", async () => {
+        await store.createRun(newRun("dup", { input: '"first"' }), [{ type: "run.created" }]);
+        const before = await snapshot(store, "dup");
+        await expect(store.createRun(newRun("dup", { input: '"second"', definition: DEF_B }), [{ type: "run.created", data: { again: true } }])).rejects.toThrow();
+        expect(await snapshot(store, "dup")).toEqual(before);
+        expect(await store.listRuns()).toHaveLength(1);
+      });
+
+      it("createRun writes the journal rows it is given, ordered by seq", async () => {
+        const rows = [step(1, "b", { kind: "effect", status: "failed", output: null, error: '{"message":"x"}' }), step(0, "a")];
+        await store.createRun(newRun("j1", { journal: rows }), []);
+        const journal = await store.journal("j1");
+        expect(journal.map((s) => s.seq)).toEqual([0, 1]);
+        expect(journal[0]).toEqual({ runId: "j1", seq: 0, stepId: "a", kind: "step", status: "completed", attempt: 1, output: '"a"', error: null, startedAt: 1_000, completedAt: 2_000 });
+        expect(journal[1]).toEqual({ runId: "j1", seq: 1, stepId: "b", kind: "effect", status: "failed", attempt: 1, output: null, error: '{"message":"x"}', startedAt: 1_001, completedAt: 2_001 });
+      });
+
+      it("listRuns filters by status, definition and parent, and honours limit", async () => {
+        await created("p1");
+        await created("p2", { definition: DEF_B });
+        await created("c1", { parentId: "p1", parentStepId: "s" });
+        await created("c2", { parentId: "p1", parentStepId: "t", definition: DEF_B });
+        await created("c3", { parentId: "p2", parentStepId: "s" });
+        await setStatus("c2", "waiting");
+        await setStatus("p2", "completed");
+        const ids = (rows: RunRow[]) => rows.map((r) => r.id).sort();
+        expect(ids(await store.listRuns())).toEqual(["c1", "c2", "c3", "p1", "p2"]);
+        expect(ids(await store.listRuns({ status: ["waiting", "completed"] }))).toEqual(["c2", "p2"]);
+        expect(ids(await store.listRuns({ definition: DEF_B }))).toEqual(["c2", "p2"]);
+        expect(ids(await store.listRuns({ parentId: "p1" }))).toEqual(["c1", "c2"]);
+        expect(ids(await store.listRuns({ parentId: "p1", status: ["pending"], definition: DEF_A }))).toEqual(["c1"]);
+        expect(await store.listRuns({ limit: 2 })).toHaveLength(2);
+        expect(await store.listRuns({ parentId: "nobody" })).toEqual([]);
+      });
+    });
+
+    describe("events", () => {
+      it("are numbered in increasing order, in the order written, with their data", async () => {
+        await store.createRun(newRun("e1"), [{ type: "run.created", data: { n: 1 } }, { type: "second" }]);
+        await created("e2");
+        await store.commit([
+          [{ runId: "e1", events: [{ type: "third", data: { nested: { ok: true } } }] }],
+          [{ runId: "e2", events: [{ type: "fourth" }, { type: "fifth" }] }],
+        ]);
+        const all = await store.events();
+        expect(all.map((e) => [e.runId, e.type])).toEqual([
+          ["e1", "run.created"],
+          ["e1", "second"],
+          ["e2", "run.created"],
+          ["e1", "third"],
+          ["e2", "fourth"],
+          ["e2", "fifth"],
+        ]);
+        for (let i = 1; i < all.length; i++) expect(all[i]?.seq).toBeGreaterThan(all[i - 1]?.seq ?? Infinity);
+        expect(JSON.parse(all[0]?.data ?? "")).toEqual({ n: 1 });
+        expect(JSON.parse(all[1]?.data ?? "")).toEqual({});
+        expect(JSON.parse(all[3]?.data ?? "")).toEqual({ nested: { ok: true } });
+        expect(all.every((e) => typeof e.at === "number" && e.at > 0)).toBe(true);
+      });
+
+      it("are written in the same transaction as their change: a refused unit writes none", async () => {
+        await created("e1");
+        const before = await store.events();
+        const r = await commitOne(store, [
+          { runId: "e1", run: { output: '"x"' }, events: [{ type: "first.change" }] },
+          { runId: "e1", expect: { status: ["waiting"] }, run: { status: "running" }, events: [{ type: "second.change" }] },
+        ]);
+        expect(r).toMatchObject({ ok: false, reason: "status", runId: "e1" });
+        expect(await store.events()).toEqual(before);
+        expect((await store.getRun("e1"))?.output).toBeNull();
+      });
+
+      it("filter by run, after a sequence number, and limit", async () => {
+        await created("a");
+        await created("b");
+        await store.commit([[{ runId: "a", events: [{ type: "a.1" }, { type: "a.2" }] }], [{ runId: "b", events: [{ type: "b.1" }] }]]);
+        const all = await store.events();
+        expect((await store.events({ runId: "a" })).map((e) => e.type)).toEqual(["run.created", "a.1", "a.2"]);
+        // all: a run.created, b run.created, a.1, a.2, b.1
+        const cut = all[1]?.seq ?? -1;
+        expect((await store.events({ afterSeq: cut })).map((e) => e.seq)).toEqual(all.slice(2).map((e) => e.seq));
+        expect((await store.events({ runId: "a", afterSeq: cut })).map((e) => e.type)).toEqual(["a.1", "a.2"]);
+        expect((await store.events({ limit: 2 })).map((e) => e.seq)).toEqual(all.slice(0, 2).map((e) => e.seq));
+        expect((await store.events({ runId: "b", afterSeq: cut, limit: 1 })).map((e) => e.type)).toEqual(["b.1"]);
+      });
+    });
+
+    describe("claims", () => {
+      it("claims only pending runs (or running with an expired lease) of the given definitions", async () => {
+        const t = Date.now();
+        await created("a-pending");
+        await created("b-pending", { definition: DEF_B });
+        await created("a-paused", { status: "paused" });
+        for (const [id, status] of [["a-waiting", "waiting"], ["a-held", "held"], ["a-completed", "completed"], ["a-failed", "failed"], ["a-cancelled", "cancelled"]] as const) {
+          await created(id);
+          await setStatus(id, status);
+        }
+        await created("a-live");
+        await claimed("a-live", "other", t);
+
+        const got = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 100, leaseMs: LEASE, now: t + 10 });
+        expect(got.map((c) => c.run.id)).toEqual(["a-pending"]);
+        const more = await store.claim({ owner: owner("w1"), definitions: [DEF_A, DEF_B], limit: 100, leaseMs: LEASE, now: t + 20 });
+        expect(more.map((c) => c.run.id)).toEqual(["b-pending"]);
+        expect(await store.claim({ owner: owner("w1"), definitions: ["def-unknown"], limit: 100, leaseMs: LEASE, now: t + LEASE * 10 })).toEqual([]);
+        expect(await store.claim({ owner: owner("w1"), definitions: [], limit: 100, leaseMs: LEASE, now: t + LEASE * 10 })).toEqual([]);
+      });
+
+      it("sets the lease and owner, grows the fence by one, reports the previous status, and writes run.claimed", async () => {
+        const t = Date.now();
+        await created("r1", { journal: [step(0, "done-before")] });
+        const o = owner("w1", "host-9", 777);
+        const [c] = await store.claim({ owner: o, definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t });
+        expect(c?.previousStatus).toBe("pending");
+        expect(c?.run).toMatchObject({ id: "r1", status: "running", fence: 1, leaseOwner: "w1", leaseExpiresAt: t + LEASE, ownerHost: "host-9", ownerPid: 777, ownerStart: o.start, lostClaims: 0 });
+        expect(c?.journal.map((s) => s.stepId)).toEqual(["done-before"]);
+        expect(await store.getRun("r1")).toEqual(c?.run);
+        const types = (await store.events({ runId: "r1" })).map((e) => e.type);
+        expect(types).toEqual(["run.created", "run.claimed"]);
+      });
+
+      it("reclaims a running run only after its lease expired, counting a lost claim; the fence grows by exactly 1 per claim", async () => {
+        const t = Date.now();
+        await created("r1");
+        expect(await claimed("r1", "w1", t)).toBe(1);
+
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE / 2 })).toEqual([]);
+
+        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE + 1 });
+        expect(c2?.previousStatus).toBe("running");
+        expect(c2?.run).toMatchObject({ fence: 2, leaseOwner: "w2", lostClaims: 1, leaseExpiresAt: t + LEASE + 1 + LEASE });
+
+        // Handed back as pending: the next claim is not a lost one.
+        expect(await commitOne(store, [fenced("r1", 2, "w2", { run: { status: "pending", releaseLease: true } })])).toMatchObject({ ok: true });
+        const [c3] = await store.claim({ owner: owner("w3"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE + 2 });
+        expect(c3?.previousStatus).toBe("pending");
+        expect(c3?.run).toMatchObject({ fence: 3, leaseOwner: "w3", lostClaims: 1 });
+      });
+
+      it("claims only the listed runIds when given", async () => {
+        const t = Date.now();
+        for (const id of ["r1", "r2", "r3"]) await created(id);
+        const got = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 10, leaseMs: LEASE, now: t, runIds: ["r2", "not-a-run"] });
+        expect(got.map((c) => c.run.id)).toEqual(["r2"]);
+        expect(await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 10, leaseMs: LEASE, now: t, runIds: [] })).toEqual([]);
+        expect((await store.getRun("r1"))?.status).toBe("pending");
+        expect((await store.getRun("r3"))?.status).toBe("pending");
+      });
+
+      it("honours the limit", async () => {
+        const t = Date.now();
+        for (let i = 0; i < 5; i++) await created(`r${i}`);
+        expect(await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 0, leaseMs: LEASE, now: t })).toEqual([]);
+        const first = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 2, leaseMs: LEASE, now: t });
+        expect(first).toHaveLength(2);
+        const rest = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 10, leaseMs: LEASE, now: t });
+        expect(rest).toHaveLength(3);
+        expect(new Set([...first, ...rest].map((c) => c.run.id)).size).toBe(5);
+      });
+
+      it("two store instances claiming at once never claim the same run", async (ctx) => {
+        if (!sut.reopen) {
+          ctx.skip(`${name} factory provides no reopen(): cannot open a second instance on the same storage`);
+          return;
+        }
+        const other = await sut.reopen();
+        extra.push(other);
+        const t = Date.now();
+        const n = 40;
+        for (let i = 0; i < n; i++) await created(`r${String(i).padStart(2, "0")}`);
+        const drain = async (s: Store, workerId: string): Promise<string[]> => {
+          const mine: string[] = [];
+          for (;;) {
+            const got = await s.claim({ owner: owner(workerId), definitions: [DEF_A], limit: 3, leaseMs: 60_000, now: t });
+            if (got.length === 0) return mine;
+            mine.push(...got.map((c) => c.run.id));
+          }
+        };
+        const [a, b] = await Promise.all([drain(store, "wa"), drain(other, "wb")]);
+        const all = [...a, ...b];
+        expect(all).toHaveLength(n);
+        expect(new Set(all).size).toBe(n);
+        for (const id of a) expect(await store.getRun(id)).toMatchObject({ fence: 1, leaseOwner: "wa" });
+        for (const id of b) expect(await store.getRun(id)).toMatchObject({ fence: 1, leaseOwner: "wb" });
+      });
+    });
+
+    describe("guarded mutations", () => {
+      it("refuses a write with a stale fence or another owner (reason lease) and changes nothing", async () => {
+        const t = Date.now();
+        await created("r1");
+        await created("r2");
+        expect(await claimed("r1", "w1", t)).toBe(1);
+        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + LEASE + 1, runIds: ["r1"] });
+        expect(c2?.run.fence).toBe(2);
+        const before = await snapshot(store, "r1");
+
+        const everything = {
+          run: { status: "completed" as const, output: '"late"', releaseLease: true, lostClaims: 0 },
+          steps: [step(0, "late-step")],
+          waits: [{ name: "w", kind: "approval" as const, seq: 1 }],
+          holds: [{ kind: "storage" as const, reason: "x", details: "{}" }],
+          newRuns: [newRun("late-child", { parentId: "r1", parentStepId: "k" })],
+          events: [{ type: "late.event" }],
+        };
+        expect(await commitOne(store, [fenced("r1", 1, "w1", everything)])).toMatchObject({ ok: false, reason: "lease", runId: "r1" });
+        expect(await commitOne(store, [fenced("r1", 2, "w1", everything)])).toMatchObject({ ok: false, reason: "lease", runId: "r1" });
+        expect(await commitOne(store, [fenced("r1", 3, "w2", everything)])).toMatchObject({ ok: false, reason: "lease", runId: "r1" });
+        expect(await snapshot(store, "r1")).toEqual(before);
+        expect(await store.getRun("late-child")).toBeUndefined();
+
+        expect(await commitOne(store, [fenced("r1", 2, "w2", { steps: [step(0, "ok-step")], events: [{ type: "ok.event" }] })])).toMatchObject({ ok: true });
+        expect((await store.journal("r1")).map((s) => s.stepId)).toEqual(["ok-step"]);
+      });
+
+      it("refuses a fenced write once the run is no longer running, even with its last fence", async () => {
+        const t = Date.now();
+        await created("r1");
+        await claimed("r1", "w1", t);
+        expect(await commitOne(store, [fenced("r1", 1, "w1", { run: { status: "waiting", releaseLease: true } })])).toMatchObject({ ok: true });
+        const before = await snapshot(store, "r1");
+        expect(await commitOne(store, [fenced("r1", 1, "w1", { steps: [step(0, "x")], events: [{ type: "x" }] })])).toMatchObject({ ok: false, reason: "lease" });
+        expect(await snapshot(store, "r1")).toEqual(before);
+      });
+
+      it("checks the status precondition, reporting the current status; a missing run is reported as missing", async () => {
+        await created("r1");
+        const before = await snapshot(store, "r1");
+        expect(await commitOne(store, [{ runId: "r1", expect: { status: ["waiting", "paused"] }, run: { status: "cancelled" }, events: [{ type: "x" }] }])).toEqual({
+          ok: false,
+          reason: "status",
+          runId: "r1",
+          status: "pending",
+        });
+        expect(await snapshot(store, "r1")).toEqual(before);
+        expect(await commitOne(store, [{ runId: "r1", expect: { status: ["pending"] }, run: { status: "paused" } }])).toMatchObject({ ok: true });
+        expect((await store.getRun("r1"))?.status).toBe("paused");
+        expect(await commitOne(store, [{ runId: "ghost", run: { status: "paused" } }])).toMatchObject({ ok: false, reason: "missing", runId: "ghost" });
+      });
+
+      it("checks the openWait precondition", async () => {
+        await created("r1");
+        const guarded = (type: string): Mutation => ({ runId: "r1", expect: { openWait: "ok" }, events: [{ type }] });
+        expect(await commitOne(store, [guarded("before-open")])).toMatchObject({ ok: false, reason: "wait", runId: "r1" });
+        await commitOne(store, [{ runId: "r1", waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
+        expect(await commitOne(store, [guarded("while-open")])).toMatchObject({ ok: true });
+        await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "ok", status: "resolved", result: "true" }] }]);
+        expect(await commitOne(store, [guarded("after-resolve")])).toMatchObject({ ok: false, reason: "wait" });
+        expect((await store.events({ runId: "r1" })).map((e) => e.type)).toEqual(["run.created", "while-open"]);
+      });
+
+      it("checks the openHold precondition, per run", async () => {
+        await created("r1");
+        await created("r2");
+        await commitOne(store, [{ runId: "r1", holds: [{ kind: "nondeterminism", reason: "diverged", details: "{}" }] }]);
+        const [hold] = await store.holds({ runId: "r1" });
+        if (!hold) throw new Error("no hold written");
+        expect(await commitOne(store, [{ runId: "r1", expect: { openHold: hold.id + 1000 }, events: [{ type: "x" }] }])).toMatchObject({ ok: false, reason: "hold" });
+        expect(await commitOne(store, [{ runId: "r2", expect: { openHold: hold.id }, events: [{ type: "x" }] }])).toMatchObject({ ok: false, reason: "hold", runId: "r2" });
+        expect(await commitOne(store, [{ runId: "r1", expect: { openHold: hold.id }, releaseHolds: [{ id: hold.id, choice: "retry", by: "ann" }] }])).toMatchObject({ ok: true });
+        expect(await commitOne(store, [{ runId: "r1", expect: { openHold: hold.id }, events: [{ type: "x" }] }])).toMatchObject({ ok: false, reason: "hold" });
+        expect((await store.events()).filter((e) => e.type === "x")).toEqual([]);
+      });
+
+      it("skips an optional mutation whose precondition fails without failing its unit", async () => {
+        await created("r1");
+        await created("r2");
+        const r = await commitOne(store, [
+          { runId: "r1", steps: [step(0, "kept")], events: [{ type: "kept" }] },
+          { runId: "r2", optional: true, expect: { status: ["waiting"] }, run: { status: "pending", output: '"no"' }, steps: [step(0, "skipped")], events: [{ type: "skipped" }] },
+          { runId: "ghost", optional: true, events: [{ type: "skipped" }] },
+        ]);
+        expect(r).toMatchObject({ ok: true });
+        expect((await store.journal("r1")).map((s) => s.stepId)).toEqual(["kept"]);
+        expect(await store.journal("r2")).toEqual([]);
+        expect((await store.getRun("r2"))?.output).toBeNull();
+        expect((await store.events()).map((e) => e.type)).not.toContain("skipped");
+      });
+
+      it("applies a unit all-or-nothing, while other units of the same commit still apply", async () => {
+        for (const id of ["r1", "r2", "r3"]) await created(id);
+        const before1 = await snapshot(store, "r1");
+        const before2 = await snapshot(store, "r2");
+        const results = await store.commit([
+          [
+            {
+              runId: "r1",
+              run: { status: "waiting", output: '"x"' },
+              steps: [step(0, "s")],
+              waits: [{ name: "w", kind: "signal", seq: 1 }],
+              holds: [{ kind: "storage", reason: "r", details: "{}" }],
+              newRuns: [newRun("r1-child", { parentId: "r1", parentStepId: "k" })],
+              events: [{ type: "first" }],
+            },
+            { runId: "r2", expect: { status: ["held"] }, run: { status: "completed" }, events: [{ type: "second" }] },
+          ],
+          [{ runId: "r3", run: { output: '"r3"' }, steps: [step(0, "t")], events: [{ type: "third" }] }],
+        ]);
+        expect(results).toEqual([{ ok: false, reason: "status", runId: "r2", status: "pending" }, { ok: true, pauseRequested: false }]);
+        expect(await snapshot(store, "r1")).toEqual(before1);
+        expect(await snapshot(store, "r2")).toEqual(before2);
+        expect(await store.getRun("r1-child")).toBeUndefined();
+        expect((await store.getRun("r3"))?.output).toBe('"r3"');
+        expect((await store.journal("r3")).map((s) => s.stepId)).toEqual(["t"]);
+        expect((await store.events({ runId: "r3" })).map((e) => e.type)).toEqual(["run.created", "third"]);
+      });
+
+      it("runs beforeCommit once inside the transaction: if it throws, no unit of the batch is applied", async () => {
+        await created("r1");
+        await created("r2");
+        const before = [await snapshot(store, "r1"), await snapshot(store, "r2")];
+        let calls = 0;
+        const batch = [[{ runId: "r1", steps: [step(0, "a")], events: [{ type: "a" }] }], [{ runId: "r2", run: { status: "paused" as const } }]];
+        await expect(
+          store.commit(batch, {
+            beforeCommit: () => {
+              calls++;
+              throw new Error("crash between apply and commit");
+            },
+          }),
+        ).rejects.toThrow("crash between apply and commit");
+        expect(calls).toBe(1);
+        expect([await snapshot(store, "r1"), await snapshot(store, "r2")]).toEqual(before);
+
+        await store.commit(batch, { beforeCommit: () => void calls++ });
+        expect(calls).toBe(2);
+        expect((await store.journal("r1")).map((s) => s.stepId)).toEqual(["a"]);
+        expect((await store.getRun("r2"))?.status).toBe("paused");
+      });
+    });
+
+    describe("writes", () => {
+      it("patches run columns; releaseLease keeps the fence; the unit reports pauseRequested", async () => {
+        const t = Date.now();
+        await created("r1");
+        await claimed("r1", "w1", t);
+        expect(await commitOne(store, [{ runId: "r1", expect: { status: ["running"] }, run: { pauseRequested: true } }])).toEqual({ ok: true, pauseRequested: true });
+        expect(await commitOne(store, [fenced("r1", 1, "w1", { steps: [step(0, "a")] })])).toEqual({ ok: true, pauseRequested: true });
+        const r = await commitOne(store, [
+          fenced("r1", 1, "w1", { run: { status: "completed", output: '{"v":1}', error: '{"message":"m"}', fingerprint: "fp-2", lostClaims: 2, pauseRequested: false, releaseLease: true } }),
+        ]);
+        expect(r).toEqual({ ok: true, pauseRequested: false });
+        expect(await store.getRun("r1")).toMatchObject({
+          status: "completed",
+          output: '{"v":1}',
+          error: '{"message":"m"}',
+          fingerprint: "fp-2",
+          lostClaims: 2,
+          pauseRequested: false,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          fence: 1,
+        });
+        await commitOne(store, [{ runId: "r1", run: { output: null, fingerprint: null } }]);
+        expect(await store.getRun("r1")).toMatchObject({ output: null, fingerprint: null, error: '{"message":"m"}' });
+      });
+
+      it("upserts steps by (runId, seq)", async () => {
+        await created("r1");
+        await created("r2");
+        await commitOne(store, [{ runId: "r1", steps: [step(0, "pay", { kind: "effect", status: "intent", output: null, completedAt: null })] }]);
+        await commitOne(store, [{ runId: "r2", steps: [step(0, "other")] }]);
+        await commitOne(store, [{ runId: "r1", steps: [step(0, "pay", { kind: "effect", status: "completed", attempt: 2, output: '"paid"', completedAt: 9_999 })] }]);
+        expect(await store.journal("r1")).toEqual([
+          { runId: "r1", seq: 0, stepId: "pay", kind: "effect", status: "completed", attempt: 2, output: '"paid"', error: null, startedAt: 1_000, completedAt: 9_999 },
+        ]);
+        expect((await store.journal("r2")).map((s) => s.stepId)).toEqual(["other"]);
+      });
+
+      it("deleteStepsFrom removes the journal from a position on, for that run only", async () => {
+        await created("r1", { journal: [0, 1, 2, 3].map((i) => step(i, `s${i}`)) });
+        await created("r2", { journal: [0, 1, 2, 3].map((i) => step(i, `s${i}`)) });
+        expect(await commitOne(store, [{ runId: "r1", deleteStepsFrom: 2 }])).toMatchObject({ ok: true });
+        expect((await store.journal("r1")).map((s) => s.stepId)).toEqual(["s0", "s1"]);
+        expect(await store.journal("r2")).toHaveLength(4);
+      });
+
+      it("opens waits and resolves them; resolving completes the wait's journal step with the result", async () => {
+        await created("r1");
+        await commitOne(store, [
+          {
+            runId: "r1",
+            steps: [step(0, "a"), step(1, "ok", { kind: "approval", status: "waiting", output: null, completedAt: null }), step(2, "go", { kind: "signal", status: "waiting", output: null, completedAt: null })],
+            waits: [
+              { name: "ok", kind: "approval", seq: 1, request: '{"q":"ship?"}' },
+              { name: "go", kind: "signal", seq: 2 },
+            ],
+          },
+        ]);
+        const opened = await store.waits("r1");
+        expect(opened).toEqual([
+          { runId: "r1", name: "ok", kind: "approval", status: "open", seq: 1, request: '{"q":"ship?"}', wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
+          { runId: "r1", name: "go", kind: "signal", status: "open", seq: 2, request: null, wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
+        ]);
+        expect(
+          await commitOne(store, [
+            { runId: "r1", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", status: "resolved", result: '{"approved":true}', by: "ann" }] },
+          ]),
+        ).toMatchObject({ ok: true });
+        const [ok, go] = await store.waits("r1");
+        expect(ok).toMatchObject({ status: "resolved", result: '{"approved":true}', resolvedBy: "ann", resolvedAt: expect.any(Number) as number });
+        expect(go).toMatchObject({ status: "open", result: null });
+        const journal = await store.journal("r1");
+        expect(journal[1]).toMatchObject({ stepId: "ok", status: "completed", output: '{"approved":true}', completedAt: expect.any(Number) as number });
+        expect(journal[2]).toMatchObject({ stepId: "go", status: "waiting", output: null });
+        expect(journal[0]).toMatchObject({ stepId: "a", output: '"a"' });
+
+        await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "go", status: "cancelled", by: "bob" }] }]);
+        expect((await store.waits("r1"))[1]).toMatchObject({ status: "cancelled", resolvedBy: "bob" });
+        expect((await store.journal("r1"))[2]?.status).not.toBe("completed");
+      });
+
+      it("opens holds and releases them with the choice and who chose", async () => {
+        await created("r1");
+        await commitOne(store, [{ runId: "r1", holds: [{ kind: "ambiguous_effect", stepId: "pay", seq: 3, reason: "maybe paid", details: '{"k":1}' }] }]);
+        const [h] = await store.holds({ runId: "r1" });
+        expect(h).toEqual({
+          id: expect.any(Number) as number,
+          runId: "r1",
+          kind: "ambiguous_effect",
+          stepId: "pay",
+          seq: 3,
+          reason: "maybe paid",
+          details: '{"k":1}',
+          status: "open",
+          choice: null,
+          createdAt: expect.any(Number) as number,
+          releasedAt: null,
+          releasedBy: null,
+        });
+        await commitOne(store, [{ runId: "r1", releaseHolds: [{ id: h?.id ?? -1, choice: "skip", by: "ann" }] }]);
+        expect((await store.holds({ runId: "r1" }))[0]).toMatchObject({ status: "released", choice: "skip", releasedBy: "ann", releasedAt: expect.any(Number) as number });
+      });
+
+      it("creates new runs in a mutation, as children of the run", async () => {
+        await created("p");
+        expect(await commitOne(store, [{ runId: "p", newRuns: [newRun("p.kid", { parentId: "p", parentStepId: "kid", definition: DEF_B })] }])).toMatchObject({ ok: true });
+        expect(await store.getRun("p.kid")).toMatchObject({ status: "pending", parentId: "p", parentStepId: "kid", definition: DEF_B, fence: 0 });
+        expect((await store.listRuns({ parentId: "p" })).map((r) => r.id)).toEqual(["p.kid"]);
+      });
+    });
+
+    describe("leases", () => {
+      it("renewLeases renews, in one call, exactly the leases held with the given fence by that owner", async () => {
+        const t = Date.now();
+        for (const id of ["r1", "r2", "r3", "r4", "r5"]) await created(id);
+        for (const id of ["r1", "r2", "r3"]) await claimed(id, "w1", t);
+        await claimed("r4", "w2", t);
+        await claimed("r5", "w1", t);
+        await commitOne(store, [fenced("r5", 1, "w1", { run: { status: "waiting", releaseLease: true } })]);
+        const before = await store.getRun("r2");
+
+        const renewed = await store.renewLeases(
+          "w1",
+          [
+            { runId: "r1", fence: 1 },
+            { runId: "r2", fence: 7 },
+            { runId: "r3", fence: 1 },
+            { runId: "r4", fence: 1 },
+            { runId: "r5", fence: 1 },
+            { runId: "ghost", fence: 1 },
+          ],
+          5_000,
+          t + 100,
+        );
+        expect([...renewed].sort()).toEqual(["r1", "r3"]);
+        expect((await store.getRun("r1"))?.leaseExpiresAt).toBe(t + 100 + 5_000);
+        expect((await store.getRun("r3"))?.leaseExpiresAt).toBe(t + 100 + 5_000);
+        expect(await store.getRun("r2")).toEqual(before);
+        expect((await store.getRun("r4"))?.leaseExpiresAt).toBe(t + LEASE);
+        expect((await store.getRun("r5"))?.leaseExpiresAt).toBeNull();
+        expect(await store.renewLeases("w1", [], 5_000, t)).toEqual([]);
+      });
+
+      it("a renewed lease is not reclaimable until the renewed expiry", async () => {
+        const t = Date.now();
+        await created("r1");
+        await claimed("r1", "w1", t);
+        expect(await store.renewLeases("w1", [{ runId: "r1", fence: 1 }], 10 * LEASE, t + LEASE / 2)).toEqual(["r1"]);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + 2 * LEASE })).toEqual([]);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + LEASE / 2 + 10 * LEASE + 1 })).toHaveLength(1);
+      });
+
+      it("expireLease ends a lease only while it carries the given fence", async () => {
+        const t = Date.now();
+        await created("r1");
+        await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 1, leaseMs: 3_600_000, now: t });
+        expect(await store.expireLease("r1", 2, "wrong fence")).toBe(false);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: Date.now() })).toEqual([]);
+        expect(await store.expireLease("r1", 1, "owner gone")).toBe(true);
+        const [c] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: Date.now() });
+        expect(c?.previousStatus).toBe("running");
+        expect(c?.run).toMatchObject({ fence: 2, leaseOwner: "w2", lostClaims: 1 });
+        expect(await store.expireLease("r1", 1, "stale")).toBe(false);
+        await commitOne(store, [fenced("r1", 2, "w2", { run: { status: "completed", releaseLease: true } })]);
+        expect(await store.expireLease("r1", 2, "not running")).toBe(false);
+        expect((await store.getRun("r1"))?.status).toBe("completed");
+      });
+
+      it("leasesOnHost lists the running runs' leases on one host", async () => {
+        const t = Date.now();
+        for (const id of ["r1", "r2", "r3"]) await created(id);
+        const a = owner("w1", "host-a", 101);
+        const b = owner("w2", "host-b", 202);
+        await claimed("r1", "w1", t, a);
+        await claimed("r2", "w2", t, b);
+        await claimed("r3", "w1", t, a);
+        await commitOne(store, [fenced("r3", 1, "w1", { run: { status: "pending", releaseLease: true } })]);
+        expect(await store.leasesOnHost("host-a")).toEqual([
+          { runId: "r1", fence: 1, leaseOwner: "w1", ownerHost: "host-a", ownerPid: 101, ownerStart: a.start, leaseExpiresAt: t + LEASE },
+        ]);
+        expect((await store.leasesOnHost("host-b")).map((l) => l.runId)).toEqual(["r2"]);
+        expect(await store.leasesOnHost("host-c")).toEqual([]);
+      });
+    });
+
+    describe("timers and holds", () => {
+      it("dueTimers returns open timer waits due at or before now, up to the limit", async () => {
+        const t = Date.now();
+        for (const id of ["due1", "due2", "later", "approval", "resolved"]) await created(id);
+        const timer = (runId: string, wakeAt: number): Mutation => ({ runId, waits: [{ name: "nap", kind: "timer", seq: 0, wakeAt }] });
+        await store.commit([[timer("due1", t - 10)], [timer("due2", t)], [timer("later", t + 60_000)], [timer("resolved", t - 50)]]);
+        await commitOne(store, [{ runId: "approval", waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
+        await commitOne(store, [{ runId: "resolved", resolveWaits: [{ name: "nap", status: "resolved", result: "{}" }] }]);
+        const due = await store.dueTimers(t, 100);
+        expect(due.map((w) => w.runId).sort()).toEqual(["due1", "due2"]);
+        expect(due.find((w) => w.runId === "due1")).toMatchObject({ name: "nap", kind: "timer", status: "open", wakeAt: t - 10 });
+        expect(await store.dueTimers(t, 1)).toHaveLength(1);
+        expect(await store.dueTimers(t - 1_000, 100)).toEqual([]);
+      });
+
+      it("holds() filters by run and status", async () => {
+        await created("r1");
+        await created("r2");
+        await commitOne(store, [{ runId: "r1", holds: [{ kind: "process_failed", reason: "a", details: "{}" }, { kind: "storage", reason: "b", details: "{}" }] }]);
+        await commitOne(store, [{ runId: "r2", holds: [{ kind: "nondeterminism", reason: "c", details: "{}" }] }]);
+        const r1 = await store.holds({ runId: "r1" });
+        expect(r1.map((h) => h.reason).sort()).toEqual(["a", "b"]);
+        await commitOne(store, [{ runId: "r1", releaseHolds: [{ id: r1.find((h) => h.reason === "a")?.id ?? -1, choice: "retry" }] }]);
+        expect((await store.holds()).map((h) => h.reason).sort()).toEqual(["a", "b", "c"]);
+        expect((await store.holds({ status: "open" })).map((h) => h.reason).sort()).toEqual(["b", "c"]);
+        expect((await store.holds({ status: "released" })).map((h) => h.reason)).toEqual(["a"]);
+        expect((await store.holds({ runId: "r1", status: "open" })).map((h) => h.reason)).toEqual(["b"]);
+        expect(await store.holds({ runId: "r3" })).toEqual([]);
+      });
+    });
+  });
+}
