@@ -171,10 +171,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
       maxLostClaims: this.options.maxLostClaims ?? 3,
     });
+    // A worker that stalled past its own lease may reclaim its own run: the older execution is
+    // fenced out already, so end it, and let only the newest one own the run's slot.
+    this.active.get(claimed.run.id)?.exec.abort("lease-lost");
     this.active.set(claimed.run.id, { exec, renewedAt: Date.now() });
     this.emit("claimed", claimed.run.id);
     void exec.start().then((outcome) => {
-      this.active.delete(claimed.run.id);
+      if (this.active.get(claimed.run.id)?.exec === exec) this.active.delete(claimed.run.id);
       this.emit("outcome", claimed.run.id, outcome);
       this.kick();
     });
