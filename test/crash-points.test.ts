@@ -3,23 +3,15 @@
  * engine (STEAD_CRASH_AT), then a fresh worker process resumes the run. The fsynced side-effect
  * log says how many times each step's effect really happened; the store says what was recorded.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStead, type RunInfo, type Stead } from "../src/index.js";
-import { SETTLED, Sandbox, done, type RunToStart, type WorkerProcess } from "./fixtures/crash/harness.js";
+import { describe, expect, it } from "vitest";
+import { type RunInfo, type Stead } from "../src/index.js";
+import { SETTLED, Sandbox, useSandbox, done, type RunToStart, type WorkerProcess } from "./fixtures/crash/harness.js";
 
 let box: Sandbox;
 let stead: Stead;
-
-beforeEach(async () => {
-  box = new Sandbox();
-  stead = createStead({ store: box.store });
-  await stead.ready();
-});
-
-afterEach(async () => {
-  await box.killAll();
-  await stead.close();
-  box.remove();
+useSandbox((b, s) => {
+  box = b;
+  stead = s;
 });
 
 const settled = (id: string, timeoutMs = 15_000): Promise<RunInfo> =>

@@ -5,23 +5,15 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { createStead, type Stead } from "../src/index.js";
-import { Sandbox, done } from "./fixtures/crash/harness.js";
+import { expect, it } from "vitest";
+import { type Stead } from "../src/index.js";
+import { Sandbox, useSandbox, done } from "./fixtures/crash/harness.js";
 
 let box: Sandbox;
 let stead: Stead;
-
-beforeEach(async () => {
-  box = new Sandbox();
-  stead = createStead({ store: box.store });
-  await stead.ready();
-});
-
-afterEach(async () => {
-  await box.killAll();
-  await stead.close();
-  box.remove();
+useSandbox((b, s) => {
+  box = b;
+  stead = s;
 });
 
 /** Field 22 of /proc/<pid>/stat: the process start time in clock ticks since boot. */

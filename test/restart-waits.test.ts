@@ -2,23 +2,15 @@
  * Waits survive the death of every worker: a run parked at an approval or a durable timer is
  * answered (or falls due) while no worker process runs, and a fresh worker process resumes it.
  */
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { createStead, type Stead } from "../src/index.js";
-import { Sandbox, done } from "./fixtures/crash/harness.js";
+import { expect, it } from "vitest";
+import { type Stead } from "../src/index.js";
+import { Sandbox, useSandbox, done } from "./fixtures/crash/harness.js";
 
 let box: Sandbox;
 let stead: Stead;
-
-beforeEach(async () => {
-  box = new Sandbox();
-  stead = createStead({ store: box.store });
-  await stead.ready();
-});
-
-afterEach(async () => {
-  await box.killAll();
-  await stead.close();
-  box.remove();
+useSandbox((b, s) => {
+  box = b;
+  stead = s;
 });
 
 it("an approval given while no worker runs resumes the run in the next worker process", async () => {

@@ -3,23 +3,15 @@
  * over and finishes it. Continued (SIGCONT), the zombie's writes are refused by the fence and the
  * store holds nothing from it after the takeover.
  */
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { createStead, type Stead } from "../src/index.js";
-import { Sandbox, done } from "./fixtures/crash/harness.js";
+import { expect, it } from "vitest";
+import { type Stead } from "../src/index.js";
+import { Sandbox, useSandbox, done } from "./fixtures/crash/harness.js";
 
 let box: Sandbox;
 let stead: Stead;
-
-beforeEach(async () => {
-  box = new Sandbox();
-  stead = createStead({ store: box.store });
-  await stead.ready();
-});
-
-afterEach(async () => {
-  await box.killAll();
-  await stead.close();
-  box.remove();
+useSandbox((b, s) => {
+  box = b;
+  stead = s;
 });
 
 it("a worker stopped past its lease is fenced out after SIGCONT; the run's result is the new owner's", async () => {

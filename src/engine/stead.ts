@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import type { RunStatus, Store } from "../store/types.js";
@@ -45,6 +46,13 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
   onEvent?: (e: EventView) => void;
   /** Report only events after this sequence number. Default 0 (all). */
   eventsAfter?: number;
+  /**
+   * Stops following when aborted: the in-process worker stops gracefully (steps in flight may
+   * commit, then each run is handed back as pending for any worker) and follow returns the run.
+   */
+  signal?: AbortSignal;
+  /** Called with errors of the in-process worker (it keeps polling after them). */
+  onError?: (e: unknown) => void;
 }
 
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
@@ -104,9 +112,17 @@ export class Stead {
   /** Executes an existing run (and its children) in this process until it ends or parks. */
   async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
     await this.ready();
-    await admin.requireRun(this.store, runId);
+    const root = await admin.requireRun(this.store, runId);
+    if (!definitions.some((d) => d.name === root.definition)) {
+      throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `run ${runId} is a run of "${root.definition}", which none of the given definitions is`, {
+        runId,
+        fix: `load the module that exports workflow "${root.definition}"${root.module ? ` (${root.module})` : ""}`,
+      });
+    }
     let tree: string[] = [runId];
     const worker = this.worker({ ...options, definitions, runIds: tree });
+    // An EventEmitter "error" with no listener throws inside the worker's poll loop.
+    worker.on("error", (e) => options.onError?.(e));
     const followTimers = options.followTimersMs ?? 60_000;
     let lastEvent = options.eventsAfter ?? 0;
     const pollMs = options.pollMs ?? 100;
@@ -121,9 +137,16 @@ export class Stead {
         if (evs.length < 5000) return;
       }
     };
+    const aborted = () => options.signal?.aborted === true;
     worker.start();
     try {
       for (;;) {
+        if (aborted()) {
+          await worker.stop({ graceMs: options.graceMs ?? 30_000 });
+          tree = await this.treeIds(runId);
+          await flushEvents();
+          return runView(await admin.requireRun(this.store, runId));
+        }
         tree = await this.treeIds(runId);
         worker.setRunIds(tree);
         await flushEvents();
@@ -133,7 +156,7 @@ export class Stead {
           await flushEvents();
           return runView(run);
         }
-        await new Promise((r) => setTimeout(r, pollMs));
+        await delay(pollMs, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
       }
     } finally {
       await worker.stop({ graceMs: options.graceMs ?? 30_000 });

@@ -1,0 +1,144 @@
+import { existsSync } from "node:fs";
+import { Option, type Command } from "commander";
+import type { Stead } from "../../engine/stead.js";
+import type { ReleaseChoice } from "../../engine/holds.js";
+import { SteadError } from "../../errors.js";
+import { act, defaultBy, example, parseJsonArg, print, withStead } from "../context.js";
+import { EXIT, type ExitCode } from "../exit-codes.js";
+import { followForeground } from "../follow.js";
+import { loadFile } from "../load.js";
+
+/**
+ * After an answer: executes the run here, loading its definition from the module the run recorded.
+ * The answer is already committed; a module that cannot be loaded is reported, not undone.
+ */
+async function followAfterAnswer(stead: Stead, runId: string): Promise<ExitCode> {
+  const run = await stead.get(runId);
+  const fix = `start a worker for it instead: stead worker <file exporting ${run.definition}>`;
+  if (!run.module) {
+    throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `the answer was recorded, but run ${runId} did not record the module of ${run.definition}, so it cannot be followed here`, { runId, fix });
+  }
+  if (!existsSync(run.module)) {
+    throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `the answer was recorded, but the module of run ${runId} (${run.module}) is missing`, { runId, fix });
+  }
+  const loaded = await loadFile(run.module);
+  if (!loaded.definitions.some((d) => d.name === run.definition)) {
+    throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `the answer was recorded, but ${run.module} no longer exports workflow "${run.definition}"`, { runId, fix });
+  }
+  // Print only what happens after the answer, not the run's history.
+  let after = 0;
+  for (let page = await stead.events({ runId, limit: 1000 }); page.length > 0; page = await stead.events({ runId, afterSeq: after, limit: 1000 })) {
+    after = page[page.length - 1]?.seq ?? after;
+  }
+  return followForeground(stead, runId, loaded.definitions, { eventsAfter: after });
+}
+
+const FOLLOW_HELP = "then execute the run here (loading its recorded module) until it ends or parks; exit code as for `stead run`";
+
+interface DecisionOptions {
+  by?: string;
+  reason?: string;
+  follow?: boolean;
+}
+
+export function registerAnswer(program: Command): void {
+  const approve = program
+    .command("approve")
+    .description("approve what a run waits for; the run resumes by itself on any worker")
+    .argument("<run>", "run id")
+    .argument("<name>", "the approval's name (see `stead why <run>`)")
+    .option("--by <who>", "who decides (default $USER@host)")
+    .option("--reason <text>", "why")
+    .option("--follow", FOLLOW_HELP)
+    .action(
+      act(async (runId: string, name: string, o: DecisionOptions, cmd: Command) =>
+        withStead(cmd, false, async (stead) => {
+          const by = o.by ?? defaultBy();
+          await stead.approve(runId, name, { by, reason: o.reason ?? null });
+          print(`approved "${name}" on run ${runId} (by ${by})`);
+          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+        }),
+      ),
+    );
+  example(approve, "stead approve 01J2ZK8Q4M deploy --reason 'checked the diff' --follow");
+
+  const deny = program
+    .command("deny")
+    .description("deny what a run waits for; the workflow sees approved: false")
+    .argument("<run>", "run id")
+    .argument("<name>", "the approval's name (see `stead why <run>`)")
+    .requiredOption("--reason <text>", "why (recorded, and given to the workflow)")
+    .option("--by <who>", "who decides (default $USER@host)")
+    .option("--follow", FOLLOW_HELP)
+    .action(
+      act(async (runId: string, name: string, o: DecisionOptions, cmd: Command) =>
+        withStead(cmd, false, async (stead) => {
+          const by = o.by ?? defaultBy();
+          await stead.deny(runId, name, { by, reason: o.reason ?? null });
+          print(`denied "${name}" on run ${runId} (by ${by})`);
+          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+        }),
+      ),
+    );
+  example(deny, "stead deny 01J2ZK8Q4M deploy --reason 'tests are red'");
+
+  const signal = program
+    .command("signal")
+    .description("deliver a signal a run waits for, with an optional JSON payload")
+    .argument("<run>", "run id")
+    .argument("<name>", "the signal's name (see `stead why <run>`)")
+    .argument("[json]", "the payload, as JSON (default null)")
+    .option("--by <who>", "who sends it (default $USER@host)")
+    .option("--follow", FOLLOW_HELP)
+    .action(
+      act(async (runId: string, name: string, payloadText: string | undefined, o: DecisionOptions, cmd: Command) => {
+        const payload = payloadText === undefined ? null : parseJsonArg(payloadText, "the signal payload");
+        return withStead(cmd, false, async (stead) => {
+          await stead.signal(runId, name, payload, o.by ?? defaultBy());
+          print(`signal "${name}" delivered to run ${runId}`);
+          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+        });
+      }),
+    );
+  example(signal, `stead signal 01J2ZK8Q4M review-done '{"score": 4}'`);
+
+  const release = program
+    .command("release")
+    .description("release a run's hold by taking one of its ways out")
+    .argument("<run>", "run id")
+    .argument("[hold]", "the hold's id or kind (optional when the run has one open hold)")
+    .addOption(new Option("--choice <choice>", "the way out (see `stead why <run>`)").choices(["retry", "skip", "result", "accept-change"]).makeOptionMandatory())
+    .option("--result <json>", "with --choice result: the step's outcome, as JSON")
+    .option("--by <who>", "who releases it (default $USER@host)")
+    .option("--follow", FOLLOW_HELP)
+    .action(
+      act(async (runId: string, hold: string | undefined, o: { choice: ReleaseChoice; result?: string; by?: string; follow?: boolean }, cmd: Command) => {
+        const result = o.result === undefined ? undefined : parseJsonArg(o.result, "--result");
+        return withStead(cmd, false, async (stead) => {
+          const by = o.by ?? defaultBy();
+          const released = await stead.release(runId, hold, { choice: o.choice, by, ...(result === undefined ? {} : { result }) });
+          print(`released hold ${released.kind} (#${released.id}) of run ${runId} with "${o.choice}"; the run is pending again`);
+          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+        });
+      }),
+    );
+  example(release, "stead release 01J2ZK8Q4M ambiguous_effect --choice result --result '{\"charged\": true}'", "stead release 01J2ZK8Q4M --choice retry --follow");
+
+  const resume = program
+    .command("resume")
+    .description("resume a paused run (or, with --accept-change, a run held for changed code)")
+    .argument("<run>", "run id")
+    .option("--accept-change", "release a definition_changed hold by accepting the new code")
+    .option("--by <who>", "who resumes it (default $USER@host)")
+    .option("--follow", FOLLOW_HELP)
+    .action(
+      act(async (runId: string, o: { acceptChange?: boolean; by?: string; follow?: boolean }, cmd: Command) =>
+        withStead(cmd, false, async (stead) => {
+          await stead.resume(runId, { ...(o.acceptChange ? { acceptChange: true } : {}), by: o.by ?? defaultBy() });
+          print(o.acceptChange ? `run ${runId} accepts the changed code and is pending again` : `run ${runId} resumed`);
+          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+        }),
+      ),
+    );
+  example(resume, "stead resume 01J2ZK8Q4M", "stead resume 01J2ZK8Q4M --accept-change --follow");
+}

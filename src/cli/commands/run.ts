@@ -1,0 +1,77 @@
+import type { Command } from "commander";
+import { parseDuration } from "../../engine/durations.js";
+import { describeOutcome } from "../../worker/worker.js";
+import { act, example, parseJsonArg, parsePositiveInt, print, withStead } from "../context.js";
+import { EXIT } from "../exit-codes.js";
+import { followForeground, onInterrupt } from "../follow.js";
+import { clock } from "../format.js";
+import { loadFile, loadFiles, pickWorkflow } from "../load.js";
+
+interface RunOptions {
+  input?: string;
+  workflow?: string;
+  id?: string;
+}
+
+interface WorkerCliOptions {
+  concurrency?: string;
+  lease?: string;
+  poll?: string;
+}
+
+export function registerRun(program: Command): void {
+  const run = program
+    .command("run")
+    .description("start a run of a workflow file and execute it here until it ends or parks")
+    .argument("<file>", "a .ts or .js file exporting workflows (no build step needed)")
+    .option("--input <json>", "the run's input, as JSON")
+    .option("--workflow <name>", "which workflow, when the file exports several")
+    .option("--id <runId>", "the run's id (default: a fresh one)")
+    .action(
+      act(async (file: string, o: RunOptions, cmd: Command) => {
+        // Input first: a bad --input must be refused before anything is loaded or written.
+        const input = o.input === undefined ? null : parseJsonArg(o.input, "--input");
+        const loaded = await loadFile(file);
+        const definition = pickWorkflow(loaded, file, o.workflow);
+        return withStead(cmd, true, async (stead) => {
+          const { id } = await stead.start(definition, input, o.id === undefined ? {} : { id: o.id });
+          print(`run ${id} started (${definition.name})`);
+          return followForeground(stead, id, loaded.definitions);
+        });
+      }),
+    );
+  example(run, `stead run ./triage.ts --input '{"issue": 42}'`, "stead run ./flows.ts --workflow nightly --id nightly-2024-06-01");
+
+  const worker = program
+    .command("worker")
+    .description("claim and execute runs of the workflows in these files until SIGINT/SIGTERM")
+    .argument("<files...>", ".ts or .js files exporting workflows")
+    .option("--concurrency <n>", "runs executed at once", "10")
+    .option("--lease <ms>", "lease length (ms or a duration like 30s)", "30s")
+    .option("--poll <ms>", "claim and sweep period when idle (ms or a duration)", "200")
+    .action(
+      act(async (files: string[], o: WorkerCliOptions, cmd: Command) => {
+        const concurrency = parsePositiveInt(o.concurrency ?? "10", "--concurrency");
+        const leaseMs = parseDuration(o.lease ?? "30s", "--lease");
+        const pollMs = parseDuration(o.poll ?? "200", "--poll");
+        const definitions = await loadFiles(files);
+        return withStead(cmd, true, async (stead) => {
+          const w = stead.worker({ definitions, concurrency, leaseMs, pollMs });
+          w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
+          w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
+          w.on("error", (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`));
+          // The handlers stay installed until exit, so a second signal still exits at once.
+          const stopped = new Promise<NodeJS.Signals>((resolve) => onInterrupt(resolve));
+          w.start();
+          print(`worker ${w.owner.workerId} started: ${definitions.map((d) => d.name).join(", ")} (store ${stead.store.location}, concurrency ${concurrency})`);
+          const signal = await stopped;
+          print(`${signal}: stopping; runs in flight finish their current step and are handed back (signal again to exit at once)`);
+          const inFlight = w.inFlight;
+          await w.stop();
+          print(`worker stopped${inFlight ? `; ${inFlight} run(s) handed back for any worker` : ""}`);
+          return EXIT.ok;
+        });
+      }),
+    );
+  example(worker, "stead worker ./triage.ts ./nightly.ts --concurrency 20");
+}

@@ -1,0 +1,93 @@
+import { hostname, userInfo } from "node:os";
+import type { Command } from "commander";
+import { createStead, type Stead } from "../engine/stead.js";
+import { SteadError } from "../errors.js";
+import { CliExit, EXIT, type ExitCode } from "./exit-codes.js";
+
+/** The store location from `--store`; undefined lets openStore apply STEAD_DATABASE_URL, STEAD_STORE, `.stead/stead.db`. */
+export function storeOption(cmd: Command): string | undefined {
+  const store = cmd.optsWithGlobals<{ store?: string }>().store;
+  return store === undefined || store === "" ? undefined : store;
+}
+
+/**
+ * Opens the store. Read and answer verbs pass `create: false`: a missing store is STEAD_STORE_MISSING,
+ * and a file that is not a Stead store (or is too new) is refused before anything is written.
+ */
+export async function openStead(cmd: Command, create: boolean): Promise<Stead> {
+  const store = storeOption(cmd);
+  const stead = createStead({ ...(store === undefined ? {} : { store }), create });
+  try {
+    await stead.ready();
+  } catch (e) {
+    await stead.close().catch(() => undefined);
+    throw e;
+  }
+  return stead;
+}
+
+/** Who answers: `--by`, else `$USER@host`. */
+export function defaultBy(): string {
+  let user = process.env.USER ?? process.env.USERNAME;
+  if (!user) {
+    try {
+      user = userInfo().username;
+    } catch {
+      user = "unknown";
+    }
+  }
+  return `${user}@${hostname()}`;
+}
+
+/** Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's complaint. */
+export function parseJsonArg(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, {
+      fix: `quote it for the shell, e.g. ${what} '{"key": "value"}'`,
+    });
+  }
+}
+
+/** A positive integer option (`--limit`, `--concurrency`). */
+export function parsePositiveInt(text: string, what: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new SteadError("STEAD_BAD_INPUT", `${what} must be a positive whole number, not ${JSON.stringify(text)}`, {
+      fix: `for example ${what} 10`,
+    });
+  }
+  return n;
+}
+
+export function print(line = ""): void {
+  process.stdout.write(`${line}\n`);
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Wraps a command's action: a non-zero exit code it returns ends the process with that code. */
+export function act<A extends unknown[]>(fn: (...args: A) => Promise<ExitCode | void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    const code = await fn(...args);
+    if (code !== undefined && code !== EXIT.ok) throw new CliExit(code);
+  };
+}
+
+/** Adds "Example:" lines under a command's help. */
+export function example(cmd: Command, ...lines: string[]): Command {
+  return cmd.addHelpText("after", `\nExample:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`);
+}
+
+/** Opens the store, runs `fn`, and closes the store whatever happens. */
+export async function withStead<T>(cmd: Command, create: boolean, fn: (stead: Stead) => Promise<T>): Promise<T> {
+  const stead = await openStead(cmd, create);
+  try {
+    return await fn(stead);
+  } finally {
+    await stead.close();
+  }
+}

@@ -1,0 +1,34 @@
+/** Exit codes of the `stead` command. Scripts depend on them: never renumber, only add. */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  refused: 2,
+  waiting: 3,
+  held: 4,
+  paused: 5,
+  cancelled: 6,
+  internal: 70,
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODE_HELP: readonly { code: ExitCode; meaning: string }[] = [
+  { code: EXIT.ok, meaning: "ok; for run and --follow: the run completed" },
+  { code: EXIT.failed, meaning: "the run failed" },
+  { code: EXIT.refused, meaning: "bad input or refused: unknown run, wait or hold, wrong state, not a store, usage error" },
+  { code: EXIT.waiting, meaning: "the run is parked waiting (approval, signal, timer)" },
+  { code: EXIT.held, meaning: "the run is on hold until a person releases it" },
+  { code: EXIT.paused, meaning: "the run is paused" },
+  { code: EXIT.cancelled, meaning: "the run was cancelled" },
+  { code: EXIT.internal, meaning: "internal error (a bug in stead or the store)" },
+  { code: EXIT.interrupted, meaning: "interrupted by SIGINT/SIGTERM before the run settled (it was handed back)" },
+];
+
+/** Thrown by a command to end the process with `code` once its output is written. */
+export class CliExit extends Error {
+  constructor(readonly code: ExitCode) {
+    super(`exit ${code}`);
+    this.name = "CliExit";
+  }
+}

@@ -1,0 +1,90 @@
+import type { AnyDefinition } from "../engine/definition.js";
+import type { Stead } from "../engine/stead.js";
+import type { RunInfo } from "../engine/views.js";
+import { print } from "./context.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+import { describeEvent, json } from "./format.js";
+
+/**
+ * SIGINT/SIGTERM handling for a foreground process: the first signal calls `onFirst` (a graceful
+ * stop), a second one exits at once with 130. Returns a function that removes the handlers.
+ */
+export function onInterrupt(onFirst: (signal: NodeJS.Signals) => void): () => void {
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => {
+    count += 1;
+    if (count > 1) {
+      process.stderr.write(`stead: second ${signal}: exiting now\n`);
+      process.exit(EXIT.interrupted);
+    }
+    onFirst(signal);
+  };
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return () => {
+    process.off("SIGINT", handler);
+    process.off("SIGTERM", handler);
+  };
+}
+
+/** Prints the way a run now stands and returns the exit code for it. */
+export async function reportRun(stead: Stead, run: RunInfo, interrupted: boolean): Promise<ExitCode> {
+  const explainAndList = async () => {
+    const why = await stead.why(run.id);
+    print(why.text);
+    for (const c of why.commands) print(`  ${c.what}: ${c.command}`);
+  };
+  switch (run.status) {
+    case "completed":
+      print(`run ${run.id} completed`);
+      if (run.output !== undefined) print(json(run.output));
+      return EXIT.ok;
+    case "failed":
+      print(`run ${run.id} failed: ${run.error?.code ? `${run.error.code}: ` : ""}${run.error?.message ?? "unknown error"}`);
+      return EXIT.failed;
+    case "waiting":
+      await explainAndList();
+      return EXIT.waiting;
+    case "held":
+      await explainAndList();
+      return EXIT.held;
+    case "paused":
+      await explainAndList();
+      return EXIT.paused;
+    case "cancelled":
+      print(`run ${run.id} was cancelled${run.error?.message ? ` (${run.error.message})` : ""}`);
+      return EXIT.cancelled;
+    default:
+      // pending or running: only after an interrupt (follow returns otherwise only once settled).
+      await explainAndList();
+      return interrupted ? EXIT.interrupted : EXIT.internal;
+  }
+}
+
+/**
+ * Executes a run (and its children) in this process, printing one line per interesting event,
+ * until it ends or parks; returns the exit code for how it stands. The first SIGINT/SIGTERM stops
+ * gracefully (the run is handed back as pending for any worker), a second exits at once.
+ */
+export async function followForeground(stead: Stead, runId: string, definitions: readonly AnyDefinition[], options: { eventsAfter?: number } = {}): Promise<ExitCode> {
+  const controller = new AbortController();
+  const off = onInterrupt((signal) => {
+    process.stderr.write(`stead: ${signal}: stopping after the current step and handing run ${runId} back (signal again to exit at once)\n`);
+    controller.abort();
+  });
+  let run: RunInfo;
+  try {
+    run = await stead.follow(runId, definitions, {
+      signal: controller.signal,
+      ...(options.eventsAfter === undefined ? {} : { eventsAfter: options.eventsAfter }),
+      onEvent: (e) => {
+        const text = describeEvent(e, true);
+        if (text !== null) print(`  ${e.runId === runId ? "" : `[${e.runId}] `}${text}`);
+      },
+      onError: (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`),
+    });
+  } finally {
+    off();
+  }
+  return reportRun(stead, run, controller.signal.aborted);
+}

@@ -1,0 +1,122 @@
+import { formatDuration } from "../engine/durations.js";
+import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
+
+/** Left-aligned columns separated by two spaces; cells are made single-line. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const clean = (s: string) => s.replace(/\s+/g, " ");
+  const all = [headers, ...rows].map((r) => r.map(clean));
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  return all
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ").trimEnd())
+    .join("\n");
+}
+
+/** "12s ago"; "-" for no time. */
+export function age(at: number | null | undefined, now = Date.now()): string {
+  return at === null || at === undefined ? "-" : `${formatDuration(Math.max(0, now - at))} ago`;
+}
+
+/** Local wall-clock time with milliseconds: 14:03:07.251. */
+export function clock(at: number): string {
+  const d = new Date(at);
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+export function truncate(s: string, max = 80): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+export function json(value: unknown): string {
+  return value === undefined ? "undefined" : JSON.stringify(value);
+}
+
+export function waitLabel(w: Pick<WaitView, "kind" | "name" | "wakeAt">, now = Date.now()): string {
+  if (w.kind === "timer" && w.wakeAt !== null) return `timer "${w.name}" (due in ${formatDuration(Math.max(0, w.wakeAt - now))})`;
+  return `${w.kind} "${w.name}"`;
+}
+
+export function holdLabel(h: Pick<HoldView, "kind" | "id">): string {
+  return `hold ${h.kind} (#${h.id})`;
+}
+
+/** Journal entries that are bookkeeping (clock, randomness), not work. */
+const BOOKKEEPING = new Set(["now", "random"]);
+
+export function stepsDone(journal: readonly StepView[]): number {
+  return journal.filter((s) => s.status === "completed" && !BOOKKEEPING.has(s.kind)).length;
+}
+
+export function stepDuration(s: StepView): string {
+  return s.completedAt === null ? "-" : formatDuration(s.completedAt - s.startedAt);
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : JSON.stringify(v));
+
+/**
+ * One line describing an event, without time or run id. `brief` leaves out bookkeeping events
+ * (claims, fingerprints, run.waiting which repeats wait.opened) for a foreground run.
+ */
+export function describeEvent(e: EventView, brief = false): string | null {
+  const d = e.data;
+  switch (e.type) {
+    case "run.created":
+      return `created (${str(d.definition)}${d.forkedFrom ? `, forked from ${str(d.forkedFrom)} reusing ${str(d.reused)} entries` : ""})`;
+    case "run.claimed":
+      return brief ? null : `claimed by ${str(d.worker)} (pid ${str(d.pid)}, claim #${str(d.fence)}${d.previousStatus === "running" ? ", previous owner lost its lease" : ""})`;
+    case "run.fingerprint_adopted":
+      return brief ? null : `fingerprint ${str(d.fingerprint)} adopted`;
+    case "step.completed":
+      return `step "${str(d.step)}" completed in ${formatDuration(Number(d.ms ?? 0))}${Number(d.attempt ?? 1) > 1 ? ` (attempt ${str(d.attempt)})` : ""}`;
+    case "step.failed":
+      return `step "${str(d.step)}" failed after ${formatDuration(Number(d.ms ?? 0))} (attempt ${str(d.attempt)}): ${str(d.error)}`;
+    case "step.intent":
+      return `step "${str(d.step)}" intent recorded (effect, idempotency key ${str(d.idempotencyKey)})${d.because ? `: ${str(d.because)}` : ""}`;
+    case "effect.reconciled":
+      return `step "${str(d.step)}" reconciled: ${str(d.outcome)}`;
+    case "wait.opened":
+      return `waiting for ${str(d.kind)} "${str(d.wait)}"${typeof d.wakeAt === "number" ? ` until ${new Date(d.wakeAt).toISOString()}` : ""}`;
+    case "run.waiting":
+      return brief ? null : `parked (${str(d.kind)} "${str(d.wait)}")`;
+    case "wait.resolved":
+      return `${str(d.kind)} "${str(d.wait)}" resolved${d.child ? ` (child ${str(d.child)} ${str(d.status)})` : ""}`;
+    case "approval.approved":
+      return `approval "${str(d.wait)}" approved${d.by ? ` by ${str(d.by)}` : ""}${d.reason ? `: ${str(d.reason)}` : ""}`;
+    case "approval.denied":
+      return `approval "${str(d.wait)}" denied${d.by ? ` by ${str(d.by)}` : ""}${d.reason ? `: ${str(d.reason)}` : ""}`;
+    case "signal.received":
+      return `signal "${str(d.wait)}" received${d.by ? ` from ${str(d.by)}` : ""}`;
+    case "run.runnable":
+      return brief ? null : `runnable again (after "${str(d.after)}")`;
+    case "child.started":
+      return `child run ${str(d.child)} (${str(d.definition)}) started`;
+    case "run.held":
+      return `HELD ${str(d.hold)}${d.step ? ` at step "${str(d.step)}"` : ""}: ${str(d.reason)}`;
+    case "hold.released":
+      return `hold ${str(d.hold)} (#${str(d.id)}) released with "${str(d.choice)}"${d.by ? ` by ${str(d.by)}` : ""}`;
+    case "run.released":
+      return `handed back as pending (${str(d.reason)})`;
+    case "run.pause_requested":
+      return "pause requested";
+    case "run.paused":
+      return "paused";
+    case "run.resumed":
+      return "resumed";
+    case "run.completed":
+      return "completed";
+    case "run.failed":
+      return `FAILED: ${d.code ? `${str(d.code)}: ` : ""}${str(d.error)}`;
+    case "run.cancelled":
+      return `cancelled${d.reason ? `: ${str(d.reason)}` : ""}${d.by ? ` by ${str(d.by)}` : ""}`;
+    case "run.forked":
+      return `forked as ${str(d.fork)} (reusing ${str(d.reused)} entries)`;
+    default:
+      return brief ? null : `${e.type} ${truncate(JSON.stringify(d), 160)}`;
+  }
+}
+
+/** `14:03:07.251  <run>  step.completed  step "fetch" completed in 120ms` */
+export function eventLine(e: EventView, options: { runId?: boolean } = {}): string {
+  const text = describeEvent(e) ?? e.type;
+  return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${e.type.padEnd(19)}  ${text}`;
+}

@@ -1,0 +1,90 @@
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { registerAnswer } from "./commands/answer.js";
+import { registerControl } from "./commands/control.js";
+import { registerInspect } from "./commands/inspect.js";
+import { registerRun } from "./commands/run.js";
+import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
+
+/** From package.json, two levels up from both src/cli and dist/cli. */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command("stead")
+    .description("Durable runs for long-running AI agents and workflows: kill it at any instant and every run comes back at its last completed step.")
+    .version(version(), "-V, --version")
+    .option("--store <path>", "the store: an SQLite file (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
+    .exitOverride()
+    // Usage errors on one stderr line, like every other refusal.
+    .configureOutput({ outputError: (text, write) => write(`stead: ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
+    .addHelpText(
+      "after",
+      `\nExit codes:\n${EXIT_CODE_HELP.map((e) => `  ${String(e.code).padStart(3)}  ${e.meaning}`).join("\n")}\n\nExample:\n  $ stead run ./triage.ts --input '{"issue": 42}'\n  $ stead why <run>\n`,
+    );
+  registerRun(program);
+  registerInspect(program);
+  registerAnswer(program);
+  registerControl(program);
+  return program;
+}
+
+interface ErrorLike {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  fix?: unknown;
+  stack?: unknown;
+}
+
+/** A SteadError from any copy of this package (a user's workflow may load another). */
+function isSteadErrorLike(e: unknown): e is ErrorLike & { code: string; message: string } {
+  const x = e as ErrorLike | null;
+  return typeof x === "object" && x !== null && typeof x.code === "string" && x.code.startsWith("STEAD_") && typeof x.message === "string";
+}
+
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
+
+/** Writes the error on one stderr line and returns the exit code for it. */
+export function reportError(e: unknown): number {
+  if (e instanceof CliExit) return e.code;
+  if (e instanceof CommanderError) {
+    // Commander has printed its message (or the help) already.
+    if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return EXIT.ok;
+    return EXIT.refused;
+  }
+  if (isSteadErrorLike(e)) {
+    const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
+    process.stderr.write(`stead: ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
+    return EXIT.refused;
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`stead: internal error: ${oneLine(message)}\n`);
+  if (process.env.STEAD_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  return EXIT.internal;
+}
+
+/** Parses `argv` and runs the command; resolves to the process exit code. */
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+    return EXIT.ok;
+  } catch (e) {
+    return reportError(e);
+  }
+}
+
+/** The `stead` executable: runs `main`, flushes output, exits with its code. */
+export async function cli(): Promise<never> {
+  // A reader that went away (`stead ps | head`) ends the command quietly.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => process.exit(e.code === "EPIPE" ? EXIT.ok : EXIT.internal));
+  const code = await main(process.argv);
+  // Exit explicitly: tsx's loader thread or a definition's stray timer must not keep a finished command alive.
+  await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((r) => s.write("", () => r()))));
+  process.exit(code);
+}
