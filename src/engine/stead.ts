@@ -3,6 +3,7 @@ import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import type { RunStatus, Store } from "../store/types.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
+import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
@@ -279,7 +280,8 @@ export class Stead {
     await this.ready();
     const run = await admin.requireRun(this.store, runId);
     const [journal, waits, holds] = await Promise.all([this.store.journal(runId), this.store.waits(runId), this.store.holds({ runId })]);
-    return explain(run, journal, waits, holds);
+    const gone = run.status === "running" && ownerIsDead({ host: run.ownerHost, pid: run.ownerPid, start: run.ownerStart });
+    return explain(run, journal, waits, holds, Date.now(), gone);
   }
 
   /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */

@@ -30,7 +30,8 @@ function lastStep(journal: StepRow[]): string {
   return last ? `its last completed step is "${last.stepId}" (${done.length} of ${steps.length} journaled)` : "no step has completed yet";
 }
 
-export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds: HoldRow[], now = Date.now()): Explanation {
+/** `ownerGone`: the lease's owner process is known to be dead (same host, checked by the caller). */
+export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds: HoldRow[], now = Date.now(), ownerGone = false): Explanation {
   const id = q(run.id);
   const commands: WayOut[] = [];
   const since = formatDuration(now - run.updatedAt);
@@ -41,6 +42,11 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       commands.push({ what: "start a worker", command: workerCommand(run) });
       break;
     case "running": {
+      if (ownerGone) {
+        text = `Run ${run.id} (${run.definition}) was running on worker ${run.leaseOwner ?? "?"} (pid ${run.ownerPid ?? "?"}), but that process is gone; ${lastStep(journal)}. Any worker for "${run.definition}" on this host takes it over at once and resumes it at its last completed step.`;
+        commands.push({ what: "start a worker", command: workerCommand(run) });
+        break;
+      }
       const left = run.leaseExpiresAt === null ? "" : run.leaseExpiresAt > now ? `, lease renewed until ${formatDuration(run.leaseExpiresAt - now)} from now` : ", its lease has expired and any worker may take it over";
       text = `Run ${run.id} (${run.definition}) is running on worker ${run.leaseOwner ?? "?"} (host ${run.ownerHost ?? "?"}, pid ${run.ownerPid ?? "?"}, claim #${run.fence}${left}); ${lastStep(journal)}.${run.pauseRequested ? " A pause was requested: it parks after its current step." : ""}`;
       commands.push({ what: "follow it", command: `stead logs ${id} -f` }, { what: "pause it after the current step", command: `stead pause ${id}` });

@@ -42,45 +42,33 @@ interface DecisionOptions {
 }
 
 export function registerAnswer(program: Command): void {
-  const approve = program
-    .command("approve")
-    .description("approve what a run waits for; the run resumes by itself on any worker")
-    .argument("<run>", "run id")
-    .argument("<name>", "the approval's name (see `stead why <run>`)")
-    .option("--by <who>", "who decides (default $USER@host)")
-    .option("--reason <text>", "why")
-    .option("--follow", FOLLOW_HELP)
-    .action(
-      act(async (runId: string, name: string, o: DecisionOptions, cmd: Command) =>
-        withStead(cmd, false, async (stead) => {
-          const by = o.by ?? defaultBy();
-          await stead.approve(runId, name, { by, reason: o.reason ?? null });
-          print(`approved "${name}" on run ${runId} (by ${by})`);
-          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
-        }),
-      ),
-    );
-  example(approve, "stead approve 01J2ZK8Q4M deploy --reason 'checked the diff' --follow");
-
-  const deny = program
-    .command("deny")
-    .description("deny what a run waits for; the workflow sees approved: false")
-    .argument("<run>", "run id")
-    .argument("<name>", "the approval's name (see `stead why <run>`)")
-    .requiredOption("--reason <text>", "why (recorded, and given to the workflow)")
-    .option("--by <who>", "who decides (default $USER@host)")
-    .option("--follow", FOLLOW_HELP)
-    .action(
-      act(async (runId: string, name: string, o: DecisionOptions, cmd: Command) =>
-        withStead(cmd, false, async (stead) => {
-          const by = o.by ?? defaultBy();
-          await stead.deny(runId, name, { by, reason: o.reason ?? null });
-          print(`denied "${name}" on run ${runId} (by ${by})`);
-          return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
-        }),
-      ),
-    );
-  example(deny, "stead deny 01J2ZK8Q4M deploy --reason 'tests are red'");
+  for (const d of [
+    { verb: "approve", approved: true, description: "approve what a run waits for; the run resumes by itself on any worker", eg: "stead approve 01J2ZK8Q4M deploy --reason 'checked the diff' --follow" },
+    { verb: "deny", approved: false, description: "deny what a run waits for; the workflow sees approved: false", eg: "stead deny 01J2ZK8Q4M deploy --reason 'tests are red'" },
+  ]) {
+    const cmd = program
+      .command(d.verb)
+      .description(d.description)
+      .argument("<run>", "run id")
+      .argument("<name>", "the approval's name (see `stead why <run>`)");
+    if (d.approved) cmd.option("--reason <text>", "why");
+    else cmd.requiredOption("--reason <text>", "why (recorded, and given to the workflow)");
+    cmd
+      .option("--by <who>", "who decides (default $USER@host)")
+      .option("--follow", FOLLOW_HELP)
+      .action(
+        act(async (runId: string, name: string, o: DecisionOptions, c: Command) =>
+          withStead(c, false, async (stead) => {
+            const by = o.by ?? defaultBy();
+            const decision = { by, reason: o.reason ?? null };
+            await (d.approved ? stead.approve(runId, name, decision) : stead.deny(runId, name, decision));
+            print(`${d.approved ? "approved" : "denied"} "${name}" on run ${runId} (by ${by})`);
+            return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
+          }),
+        ),
+      );
+    example(cmd, d.eg);
+  }
 
   const signal = program
     .command("signal")
