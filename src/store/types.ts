@@ -55,6 +55,7 @@ export interface RunRow {
   lostClaims: number;
   pauseRequested: boolean;
   createdAt: number;
+  /** Last change of the run row itself (status, lease, flags); a step commit that changes none of it leaves it. */
   updatedAt: number;
 }
 

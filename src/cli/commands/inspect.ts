@@ -31,7 +31,8 @@ async function summary(stead: Stead, run: RunInfo) {
     stepsDone: stepsDone(journal),
     parentId: run.parentId,
     createdAt: run.createdAt,
-    updatedAt: run.updatedAt,
+    // A run's row changes with its state, not at every step: its last activity is the later of the two.
+    updatedAt: Math.max(run.updatedAt, ...journal.map((s) => s.completedAt ?? s.startedAt)),
   };
 }
 

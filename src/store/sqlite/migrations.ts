@@ -85,8 +85,10 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX holds_run ON holds (run_id, status);
 
+      -- No AUTOINCREMENT: rows are never deleted, so rowids only grow anyway, and AUTOINCREMENT
+      -- would write sqlite_sequence in every step's transaction.
       CREATE TABLE events (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER PRIMARY KEY,
         run_id TEXT NOT NULL,
         type TEXT NOT NULL,
         at INTEGER NOT NULL,

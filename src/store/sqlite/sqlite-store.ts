@@ -341,8 +341,20 @@ export class SqliteStore implements Store {
       if (!h || h.status !== "open") throw new PreconditionFailed({ ok: false, reason: "hold", runId: m.runId });
     }
 
-    const sets: string[] = ["updated_at = ?"];
-    const params: unknown[] = [now];
+    // Every commit runs in a BEGIN IMMEDIATE transaction: the write lock is held from its start, so
+    // this read of the fence and the writes after it are atomic; no claim can slip in between.
+    const cur = this.stmt("SELECT status, fence, lease_owner, lost_claims, pause_requested FROM runs WHERE id = ?").get(m.runId) as
+      | Raw
+      | undefined;
+    if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
+    const status = String(cur.status) as RunStatus;
+    if (ex.lease && (Number(cur.fence) !== ex.lease.fence || cur.lease_owner !== ex.lease.owner || status !== "running")) {
+      throw new PreconditionFailed({ ok: false, reason: "lease", runId: m.runId, status });
+    }
+    if (ex.status && !ex.status.includes(status)) throw new PreconditionFailed({ ok: false, reason: "status", runId: m.runId, status });
+
+    const sets: string[] = [];
+    const params: unknown[] = [];
     const p = m.run ?? {};
     const column = (name: string, value: unknown) => {
       sets.push(`${name} = ?`);
@@ -352,33 +364,16 @@ export class SqliteStore implements Store {
     if (p.output !== undefined) column("output", p.output);
     if (p.error !== undefined) column("error", p.error);
     if (p.fingerprint !== undefined) column("fingerprint", p.fingerprint);
-    if (p.lostClaims !== undefined) column("lost_claims", p.lostClaims);
+    // A step commit asks for lostClaims 0, almost always already so: skipping the no-op update saves
+    // a page write per step.
+    if (p.lostClaims !== undefined && p.lostClaims !== Number(cur.lost_claims)) column("lost_claims", p.lostClaims);
     if (p.pauseRequested !== undefined) column("pause_requested", p.pauseRequested ? 1 : 0);
     if (p.releaseLease) sets.push("lease_owner = NULL", "lease_expires_at = NULL");
-    const where: string[] = ["id = ?"];
-    params.push(m.runId);
-    if (ex.lease) {
-      // The fence check is in the same statement as the run's write: a fenced-out writer changes nothing.
-      where.push("fence = ?", "lease_owner = ?", "status = 'running'");
-      params.push(ex.lease.fence, ex.lease.owner);
+    if (sets.length > 0) {
+      column("updated_at", now);
+      this.stmt(`UPDATE runs SET ${sets.join(", ")} WHERE id = ?`).run(...params, m.runId);
     }
-    if (ex.status) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(ex.status));
-    }
-    const row = this.stmt(`UPDATE runs SET ${sets.join(", ")} WHERE ${where.join(" AND ")} RETURNING pause_requested`).get(...params) as
-      | Raw
-      | undefined;
-    if (!row) {
-      const cur = this.stmt("SELECT status FROM runs WHERE id = ?").get(m.runId) as Raw | undefined;
-      if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
-      throw new PreconditionFailed({
-        ok: false,
-        reason: ex.lease ? "lease" : "status",
-        runId: m.runId,
-        status: String(cur.status) as RunStatus,
-      });
-    }
+    const pauseRequested = p.pauseRequested ?? Number(cur.pause_requested) !== 0;
 
     if (m.deleteStepsFrom !== undefined) {
       this.stmt("DELETE FROM steps WHERE run_id = ? AND seq >= ?").run(m.runId, m.deleteStepsFrom);
@@ -423,7 +418,7 @@ export class SqliteStore implements Store {
       }
     }
     this.insertEvents(m.runId, m.events, now);
-    return { pauseRequested: Number(row.pause_requested) !== 0 };
+    return { pauseRequested };
   }
 
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {

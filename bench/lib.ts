@@ -1,0 +1,11 @@
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** The built library, as an application runs it (`npm run bench` builds first). */
+export const distUrl = pathToFileURL(resolve(import.meta.dirname, "../dist/index.js")).href;
+
+/**
+ * Loaded by URL and typed from src/, so the bench type-checks before dist/ exists while timing
+ * the compiled code, not a TypeScript loader's output.
+ */
+export const stead = (await import(distUrl)) as typeof import("../src/index.js");

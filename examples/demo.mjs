@@ -1,0 +1,222 @@
+// `npm run demo`: the index-report workflow, end to end, through the real `stead` CLI on a fresh
+// SQLite store: a run is killed with SIGKILL in the middle, a worker picks it up at its last
+// completed step, it parks for an approval, a person approves, it sleeps, publishes and completes.
+// Exits 0 when every part of the story happened; otherwise non-zero, naming the part that did not.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = join(repo, "bin", "stead.js");
+const workflowFile = "examples/index-report.ts";
+const WAIT_MS = 60_000;
+
+const tmp = mkdtempSync(join(tmpdir(), "stead-demo-"));
+const store = join(tmp, ".stead", "stead.db");
+const out = join(tmp, "out");
+/** @type {Set<import("node:child_process").ChildProcess>} */
+const background = new Set();
+
+const bold = (/** @type {string} */ s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
+const say = (/** @type {string} */ s) => console.log(`\n${bold(`# ${s}`)}`);
+const indent = (/** @type {string} */ text, prefix = "  ") =>
+  text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => `${prefix}${l}`)
+    .join("\n");
+
+class DemoFailure extends Error {}
+
+/** @param {string} why @returns {never} */
+function fail(why) {
+  throw new DemoFailure(why);
+}
+
+/** The command as a reader would type it: the store path is abbreviated to $STORE. */
+function shown(/** @type {string[]} */ args) {
+  return ["stead", ...args]
+    .map((a) => (a === store ? "$STORE" : /^[\w./:=@$-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
+    .join(" ");
+}
+
+/**
+ * Starts `stead <args>` and echoes its output as it arrives; `lines` collects it for waiting on.
+ * @param {string[]} args
+ * @param {string} prefix
+ */
+function start(args, prefix = "  ") {
+  console.log(`$ ${shown(args)}`);
+  const child = spawn(process.execPath, [bin, ...args], { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
+  background.add(child);
+  /** @type {string[]} */
+  const lines = [];
+  /** @type {Set<() => void>} */
+  const listeners = new Set();
+  /** @type {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} */
+  const exited = new Promise((done) =>
+    child.on("exit", (code, signal) => {
+      background.delete(child);
+      done({ code, signal });
+      for (const l of listeners) l();
+    }),
+  );
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = "";
+    stream.on("data", (/** @type {Buffer} */ chunk) => {
+      const parts = (partial + chunk.toString()).split("\n");
+      partial = parts.pop() ?? "";
+      for (const line of parts) {
+        lines.push(line);
+        if (line.trim() !== "") console.log(`${prefix}${line}`);
+      }
+      for (const l of listeners) l();
+    });
+  }
+  /**
+   * Resolves with the first output line matching `pattern`; rejects on a line matching `failure`.
+   * @param {RegExp} pattern
+   * @param {string} what
+   * @param {RegExp} [failure]
+   * @returns {Promise<string>}
+   */
+  const waitFor = (pattern, what, failure) =>
+    new Promise((done, reject) => {
+      const check = () => {
+        const hit = lines.find((l) => pattern.test(l));
+        const bad = failure && lines.find((l) => failure.test(l));
+        if (hit !== undefined) {
+          cleanup();
+          done(hit);
+        } else if (bad) {
+          cleanup();
+          reject(new DemoFailure(`expected that ${what}, but: ${bad.trim()}`));
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          cleanup();
+          reject(new DemoFailure(`\`${shown(args)}\` exited (${child.exitCode ?? child.signalCode}) before ${what}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new DemoFailure(`no sign after ${WAIT_MS / 1000}s that ${what}`));
+      }, WAIT_MS);
+      const cleanup = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+      };
+      listeners.add(check);
+      check();
+    });
+  return { child, lines, exited, waitFor };
+}
+
+/**
+ * Runs `stead <args>` to the end, echoing its output, and checks its exit code.
+ * @param {string[]} args
+ * @param {number} expectCode
+ * @returns {Promise<string>}
+ */
+async function stead(args, expectCode = 0) {
+  const p = start(args);
+  const { code, signal } = await p.exited;
+  if (code !== expectCode) fail(`\`${shown(args)}\` exited ${code ?? signal}, expected ${expectCode}`);
+  return p.lines.join("\n");
+}
+
+/** A worker's line saying the run ended badly or stopped for a person. */
+const ended = (/** @type {string} */ runId) => new RegExp(`${runId} (failed|held|aborted|cancelled)`);
+
+/** @returns {Promise<{ seq: number, type: string, data: Record<string, unknown> }[]>} */
+async function events(/** @type {string} */ runId) {
+  const child = spawn(process.execPath, [bin, "logs", runId, "--json", "--store", store], { cwd: repo, stdio: ["ignore", "pipe", "inherit"] });
+  let text = "";
+  child.stdout.on("data", (/** @type {Buffer} */ d) => (text += d.toString()));
+  /** @type {number | null} */
+  const code = await new Promise((done) => child.on("exit", done));
+  if (code !== 0) fail(`stead logs ${runId} --json exited ${String(code)}`);
+  /** @type {unknown} */
+  const parsed = JSON.parse(text);
+  if (!Array.isArray(parsed)) fail(`stead logs ${runId} --json printed no JSON array`);
+  /** @type {{ seq: number, type: string, data: Record<string, unknown> }[]} */
+  const list = parsed;
+  return list;
+}
+
+async function main() {
+  if (!existsSync(join(repo, "dist", "cli", "main.js"))) fail("the CLI is not built: run `npm run build` (or `npm run demo`, which builds first)");
+
+  console.log(bold("Stead demo: kill a run with SIGKILL, and it comes back at its last completed step."));
+  console.log(`A fresh store for this demo:\n  export STORE=${store}`);
+
+  say("Start a run that indexes this repository's src/ (slowed down so we can kill it mid-run).");
+  const input = JSON.stringify({ dir: "src", out, slowMs: 700 });
+  const run = start(["run", workflowFile, "--input", input, "--store", store]);
+  const started = await run.waitFor(/^run \S+ started/, "the run started");
+  const runId = started.split(" ")[1] ?? fail(`cannot read a run id from "${started}"`);
+  await run.waitFor(/step "count-1" completed/, 'step "count-1" completed');
+
+  say(`Pull the plug: kill -9 ${run.child.pid} (the \`stead run\` process), in the middle of the run.`);
+  run.child.kill("SIGKILL");
+  const killed = await run.exited;
+  if (killed.signal !== "SIGKILL") fail(`the run process ended with ${killed.code ?? killed.signal} before it could be killed`);
+  const beforeKill = (await events(runId)).filter((e) => e.type === "step.completed").map((e) => String(e.data.step));
+  console.log(`  (killed; the journal holds ${beforeKill.length} completed steps: ${beforeKill.join(", ")})`);
+
+  say("The run is still in the store, owned by a process that no longer exists.");
+  await stead(["ps", "--store", store]);
+  await stead(["why", runId, "--store", store]);
+
+  say("Start a worker. It sees the owner is gone, claims the run and resumes it at its last completed step.");
+  const worker = start(["worker", workflowFile, "--store", store], "  [worker] ");
+  await worker.waitFor(new RegExp(`${runId} waiting for publish`), "the run parked for the approval", ended(runId));
+
+  say("The logs: the steps completed before the kill ran once; the worker went on from the next one.");
+  await stead(["logs", runId, "--store", store]);
+  const log = await events(runId);
+  const claims = log.filter((e) => e.type === "run.claimed");
+  const secondClaim = claims[1] ?? fail(`expected the worker to claim the run a second time; events: ${claims.length} claims`);
+  for (const step of beforeKill) {
+    const completions = log.filter((e) => e.type === "step.completed" && e.data.step === step);
+    if (completions.length !== 1) fail(`step "${step}" completed ${completions.length} times; a completed step must never run again`);
+  }
+  const resumedAt = log.find((e) => e.seq > secondClaim.seq && e.type === "step.completed");
+  if (!resumedAt || beforeKill.includes(String(resumedAt.data.step))) fail("the worker did not go on from the first step left to do");
+  console.log(`  (checked: ${beforeKill.join(", ")} each completed exactly once; the worker's first step was "${String(resumedAt.data.step)}")`);
+
+  say("It is parked for a person, with no process holding it. Why?");
+  await stead(["why", runId, "--store", store]);
+  const report = join(out, "index-report.md");
+  if (!existsSync(report)) fail(`the report ${report} was not written`);
+  console.log(`$ head -4 ${report}`);
+  console.log(indent(readFileSync(report, "utf8").split("\n").slice(0, 4).join("\n")));
+
+  say("Approve publishing. The running worker resumes the run by itself: a 2 s durable sleep, then publish.");
+  await stead(["approve", runId, "publish", "--store", store]);
+  await worker.waitFor(new RegExp(`${runId} completed`), "the run completed after the approval", ended(runId));
+
+  say("Done.");
+  await stead(["status", runId, "--store", store]);
+  const published = join(out, "published.md");
+  if (!existsSync(published) || readFileSync(published, "utf8") !== readFileSync(report, "utf8")) fail(`${published} is missing or differs from the report`);
+  console.log(`  (published: ${published})`);
+
+  say(`Stop the worker gracefully: kill -TERM ${worker.child.pid}`);
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.exited;
+  if (stopped.code !== 0) fail(`the worker exited ${stopped.code ?? stopped.signal} on SIGTERM, expected 0`);
+
+  console.log(`\n${bold("The demo ran end to end.")} Store and report are in ${tmp} (removed now).`);
+}
+
+main()
+  .then(() => {
+    rmSync(tmp, { recursive: true, force: true });
+  })
+  .catch((/** @type {unknown} */ e) => {
+    for (const c of background) c.kill("SIGKILL");
+    const message = e instanceof DemoFailure ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+    console.error(`\ndemo failed: ${message}\n(store and files kept for inspection in ${tmp})`);
+    process.exitCode = 1;
+  });
