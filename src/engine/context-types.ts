@@ -37,7 +37,11 @@ export interface ApprovalDecision {
   at: number;
 }
 
-/** The `ctx` a workflow function receives. Every method is journaled; replay returns recorded values. */
+/**
+ * The `ctx` a workflow function receives. Every method is journaled; replay returns recorded values.
+ * Step ids, sleep ids, approval and signal names and child ids share one namespace per run: each
+ * must be unique (a repeat fails the run with STEAD_DUPLICATE_STEP_ID naming both call sites).
+ */
 export interface WorkflowContext {
   readonly runId: string;
   /** The idempotency key of the step whose function is running (inside a step function). */
