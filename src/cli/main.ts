@@ -4,6 +4,7 @@ import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerRun } from "./commands/run.js";
+import { registerTransfer } from "./commands/transfer.js";
 import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
@@ -19,7 +20,7 @@ export function buildProgram(): Command {
   const program = new Command("stead")
     .description("Durable runs for long-running AI agents and workflows: kill it at any instant and every run comes back at its last completed step.")
     .version(version(), "-V, --version")
-    .option("--store <path>", "the store: an SQLite file (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
+    .option("--store <path|url>", "the store: an SQLite file or a postgres:// URL (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
     .exitOverride()
     // Usage errors on one stderr line, like every other refusal.
     .configureOutput({ outputError: (text, write) => write(`stead: ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerInspect(program);
   registerAnswer(program);
   registerControl(program);
+  registerTransfer(program);
   return program;
 }
 

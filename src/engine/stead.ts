@@ -25,7 +25,7 @@ import {
 import { explain, type Explanation } from "./why.js";
 
 export interface SteadOptions {
-  /** A Store, or a location: an SQLite file path. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
+  /** A Store, or a location: an SQLite file path or a postgres:// URL. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
   store?: Store | string;
   /** Create the store when missing. Default true (the CLI's read verbs pass false). */
   create?: boolean;

@@ -284,8 +284,35 @@ export interface StoreInfo {
   schemaVersion: number;
 }
 
+/**
+ * Tables `stead export` / `stead import` move, in dump order. One list for every store: a table a
+ * later migration adds (workspace blobs) is added here and in `transfer/tables.ts`, nowhere else.
+ */
+export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events"] as const;
+export type TransferTable = (typeof TRANSFER_TABLES)[number];
+/** A column's value in a transfer row: JSON-safe, the same in every dialect (integers as numbers, flags as booleans). */
+export type TransferValue = string | number | boolean | null;
+/** One row keyed by column name (the migrations' snake_case names). */
+export type TransferRow = Record<string, TransferValue>;
+/** The primary-key values of a row, in key-column order (`transfer/tables.ts`): where the next page starts after. */
+export type RowKey = readonly (string | number)[];
+
+/** A worker's presence in a shared store (see `Store.attachWorker`). */
+export interface WorkerAttachment {
+  /** Settles when the presence is lost (its connection dropped): the worker must stop its runs at once. */
+  lost: Promise<unknown>;
+  detach(): Promise<void>;
+}
+
 export interface Store {
   readonly dialect: string;
+  /**
+   * Whose clock judges lease times. "caller": the `now` passed to claim/renewLeases (one host, one
+   * clock). "store": the store's own clock (shared stores: workers' clocks may disagree); `now` is ignored.
+   */
+  readonly leaseClock: "caller" | "store";
+  /** Largest number of units one commit() should carry (group commit splits bigger batches). */
+  readonly maxUnitsPerCommit?: number;
   /** Human-readable location (a file path or a redacted URL). */
   readonly location: string;
   /** Applies pending migrations; refuses a store of a newer schema or one that is not a Stead store. */
@@ -319,7 +346,10 @@ export interface Store {
    */
   claim(request: ClaimRequest): Promise<ClaimedRun[]>;
 
-  /** Renews, in one statement, every lease still held with the given fences; returns the run ids renewed. */
+  /**
+   * Renews, in one statement, every lease still held with the given fences; returns the run ids
+   * renewed. Stores shared by many hosts judge lease times by their own clock and ignore `now`.
+   */
   renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]>;
 
   /** Running runs' leases on one host (the sweeper checks whether their owner processes are alive). */
@@ -327,4 +357,30 @@ export interface Store {
 
   /** Ends a lease at once if it still carries `fence` (its owner process is gone). */
   expireLease(runId: string, fence: number, reason: string): Promise<boolean>;
+
+  /**
+   * Optional, for stores shared by many hosts: registers a worker's presence for as long as the
+   * returned attachment lives (a worker must attach before it claims), and calls `onWake` when a
+   * run may have become runnable (a lost wake-up only delays: workers still poll).
+   */
+  attachWorker?(workerId: string, onWake: () => void): Promise<WorkerAttachment>;
+
+  /** Optional, with attachWorker: ends the leases of owners whose presence is gone; returns their run ids. */
+  expireGoneOwners?(): Promise<string[]>;
+
+  /**
+   * Export: up to `limit` rows of `table` whose primary key is greater than `afterKey` (null: from
+   * the start), in primary-key order, every column of `transfer/tables.ts` normalised to a
+   * {@link TransferValue}. Text keys follow the store's own collation, so two dialects may page a
+   * table in different orders; the transfer digests do not depend on row order. Not a snapshot:
+   * pages read while workers write may disagree with each other.
+   */
+  readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]>;
+
+  /**
+   * Import: inserts `rows` exactly as given (ids, seq numbers, fences, timestamps kept) in one
+   * transaction; a row whose key exists fails the whole call. Afterwards the store's own id
+   * sequences (holds.id, events.seq) continue past the largest imported id.
+   */
+  writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void>;
 }

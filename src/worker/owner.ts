@@ -22,9 +22,13 @@ export function processStartTime(pid: number): string | undefined {
 
 let self: Owner | undefined;
 
+/**
+ * This process's identity. STEAD_HOST overrides the host name: set it where several machines share
+ * one (containers with a fixed hostname), since same-host owners are judged by their pid.
+ */
 export function currentProcessOwner(): Omit<Owner, "workerId"> {
   const start = processStartTime(process.pid) ?? `boot:${Math.round(Date.now() - process.uptime() * 1000)}`;
-  return { host: hostname(), pid: process.pid, start };
+  return { host: process.env.STEAD_HOST || hostname(), pid: process.pid, start };
 }
 
 export function newOwner(): Owner {

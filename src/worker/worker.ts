@@ -4,7 +4,7 @@ import { crashPoint } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
 import { Execution, type ExecutionOutcome } from "../engine/execution.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
-import type { ClaimedRun, Owner, Store } from "../store/types.js";
+import type { ClaimedRun, Owner, Store, WorkerAttachment } from "../store/types.js";
 import { GroupCommitter } from "./group-commit.js";
 import { newOwner } from "./owner.js";
 import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
@@ -44,7 +44,8 @@ export interface WorkerEvents {
  * or no renewal has succeeded for a whole lease period, that run's execution is ended at once.
  */
 export class Worker extends EventEmitter<WorkerEvents> {
-  readonly owner: Owner;
+  private ownerNow: Owner;
+  private attachment: WorkerAttachment | undefined;
   private readonly committer: GroupCommitter;
   private readonly active = new Map<string, { exec: Execution; renewedAt: number }>();
   private readonly byName: Map<string, AnyDefinition>;
@@ -65,7 +66,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     private readonly options: WorkerOptions,
   ) {
     super();
-    this.owner = newOwner();
+    this.ownerNow = newOwner();
     this.runIds = options.runIds;
     this.byName = new Map();
     for (const d of options.definitions) {
@@ -83,8 +84,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.pollMs = options.pollMs ?? 200;
     this.graceMs = options.graceMs ?? 30_000;
     this.committer = new GroupCommitter(store, {
+      maxBatch: store.maxUnitsPerCommit ?? 500,
       beforeCommit: (units) => crashPoint("mid-group-commit", units.flatMap((u) => u.flatMap((m) => m.steps?.map((s) => s.stepId) ?? []))),
     });
+  }
+
+  /**
+   * This worker's identity in leases. It changes when the worker loses its presence in a shared
+   * store (its liveness connection dropped): runs of the old identity may be taken over at once.
+   */
+  get owner(): Owner {
+    return this.ownerNow;
   }
 
   /** Restricts claims to these runs (a foreground follow of one run tree). */
@@ -113,13 +123,50 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state !== "idle") return this;
     this.state = "running";
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
-    this.kick();
+    if (this.store.attachWorker) void this.attach();
+    else this.kick();
     return this;
+  }
+
+  /**
+   * Registers presence in a shared store before any claim, with bounded backoff while the store
+   * is unreachable. When presence is lost, every run of this identity may be taken over at once,
+   * so their executions end now, and the worker comes back under a new identity.
+   */
+  private async attach(): Promise<void> {
+    for (let attempt = 0; this.state === "running"; attempt++) {
+      try {
+        const a = await this.store.attachWorker?.(this.ownerNow.workerId, () => this.kick());
+        if (!a) return;
+        if (this.state !== "running") {
+          await a.detach();
+          return;
+        }
+        this.attachment = a;
+        void a.lost.then(() => this.presenceLost(a));
+        this.kick();
+        return;
+      } catch (e) {
+        this.report(e);
+        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private presenceLost(a: WorkerAttachment): void {
+    if (this.attachment !== a || this.state !== "running") return;
+    this.attachment = undefined;
+    clearTimeout(this.pollTimer);
+    for (const x of this.active.values()) x.exec.abort("lease-lost");
+    this.ownerNow = newOwner();
+    void this.attach();
   }
 
   /** Claims again soon (a run of ours finished and may have woken its parent, or an answer arrived). */
   kick(): void {
     if (this.state !== "running") return;
+    // With a shared store, never claim before presence is registered.
+    if (this.store.attachWorker && !this.attachment) return;
     if (this.ticking) {
       this.tickAgain = true;
       return;
@@ -135,6 +182,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (this.options.sweep !== false) {
         await wakeDueTimers(this.store, Date.now());
         await expireDeadOwners(this.store, this.owner.host);
+        if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
       }
       const free = this.concurrency - this.active.size;
       if (free > 0 && this.state === "running") {
@@ -196,8 +244,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (e) {
       this.report(e);
       for (const a of this.active.values()) {
-        // Past a whole lease period without renewal another worker may own the run: stop writing.
-        if (Date.now() - a.renewedAt >= this.leaseMs) a.exec.abort("lease-lost");
+        // Stop before the lease can expire: once it has, another worker may own the run.
+        if (Date.now() - a.renewedAt >= this.leaseMs * 0.75) a.exec.abort("lease-lost");
       }
     }
   }
@@ -221,6 +269,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (r === "timeout") for (const e of execs) e.abort("aborted", `worker stopped after its ${grace} ms grace period`);
     clearInterval(this.heartbeatTimer);
     this.state = "stopped";
+    await this.attachment?.detach();
+    this.attachment = undefined;
   }
 
   /** Stops at once without writing: leases are left to expire (or to dead-owner detection). */
@@ -229,6 +279,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     clearInterval(this.heartbeatTimer);
     this.state = "stopped";
     for (const a of this.active.values()) a.exec.abort("aborted", "worker aborted");
+    void this.attachment?.detach();
+    this.attachment = undefined;
   }
 }
 

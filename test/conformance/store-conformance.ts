@@ -7,9 +7,14 @@
  * The factory returns a fresh, migrated, empty store. `reopen` (optional) returns a second Store
  * instance on the same backing storage, as a second process would see it; without it the
  * concurrent-claim case is skipped and says why.
+ *
+ * Cases about lease expiry run on the store's `leaseClock` (see lease-clock.ts): virtual time and
+ * exact lease ends for a "caller" clock, real waits and lease ends within the call's span for a
+ * "store" clock. Timers (`dueTimers(now)`) use the caller's `now` on every store.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Mutation, NewRun, Owner, RunRow, StepWrite, Store, UnitResult } from "../../src/store/types.js";
+import { clockFor, type SuiteClock } from "./lease-clock.js";
 
 export interface StoreUnderTest {
   store: Store;
@@ -22,6 +27,7 @@ export type StoreFactory = () => Promise<StoreUnderTest>;
 
 const DEF_A = "def-a";
 const DEF_B = "def-b";
+/** A lease no case waits out: it holds for the whole case on either clock. */
 const LEASE = 1_000;
 
 function owner(workerId: string, host = "host-1", pid = 4242): Owner {
@@ -62,11 +68,13 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
   describe(`Store conformance: ${name}`, () => {
     let sut: StoreUnderTest;
     let store: Store;
+    let clock: SuiteClock;
     const extra: Store[] = [];
 
     beforeEach(async () => {
       sut = await factory();
       store = sut.store;
+      clock = clockFor(store);
     });
 
     afterEach(async () => {
@@ -79,8 +87,8 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
     }
 
     /** Claims run `id` for `workerId` at `now`; returns the fence it got. */
-    async function claimed(id: string, workerId: string, now: number, o: Owner = owner(workerId)): Promise<number> {
-      const got = await store.claim({ owner: o, definitions: [DEF_A, DEF_B], limit: 1, leaseMs: LEASE, now, runIds: [id] });
+    async function claimed(id: string, workerId: string, now: number, o: Owner = owner(workerId), leaseMs = LEASE): Promise<number> {
+      const got = await store.claim({ owner: o, definitions: [DEF_A, DEF_B], limit: 1, leaseMs, now, runIds: [id] });
       expect(got.map((c) => c.run.id)).toEqual([id]);
       return got[0]?.run.fence ?? -1;
     }
@@ -245,7 +253,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
 
     describe("claims", () => {
       it("claims only pending runs (or running with an expired lease) of the given definitions", async () => {
-        const t = Date.now();
+        const t = clock.now();
         await created("a-pending");
         await created("b-pending", { definition: DEF_B });
         await created("a-paused", { status: "paused" });
@@ -265,12 +273,15 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       });
 
       it("sets the lease and owner, grows the fence by one, reports the previous status, and writes run.claimed", async () => {
-        const t = Date.now();
         await created("r1", { journal: [step(0, "done-before")] });
         const o = owner("w1", "host-9", 777);
-        const [c] = await store.claim({ owner: o, definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t });
+        const {
+          value: [c],
+          at,
+        } = await clock.span((now) => store.claim({ owner: o, definitions: [DEF_A], limit: 5, leaseMs: LEASE, now }));
         expect(c?.previousStatus).toBe("pending");
-        expect(c?.run).toMatchObject({ id: "r1", status: "running", fence: 1, leaseOwner: "w1", leaseExpiresAt: t + LEASE, ownerHost: "host-9", ownerPid: 777, ownerStart: o.start, lostClaims: 0 });
+        expect(c?.run).toMatchObject({ id: "r1", status: "running", fence: 1, leaseOwner: "w1", ownerHost: "host-9", ownerPid: 777, ownerStart: o.start, lostClaims: 0 });
+        clock.expectLeaseEnd(c?.run.leaseExpiresAt, at, LEASE);
         expect(c?.journal.map((s) => s.stepId)).toEqual(["done-before"]);
         expect(await store.getRun("r1")).toEqual(c?.run);
         const types = (await store.events({ runId: "r1" })).map((e) => e.type);
@@ -278,25 +289,32 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       });
 
       it("reclaims a running run only after its lease expired, counting a lost claim; the fence grows by exactly 1 per claim", async () => {
-        const t = Date.now();
+        const lease = clock.lease;
         await created("r1");
-        expect(await claimed("r1", "w1", t)).toBe(1);
+        expect(await claimed("r1", "w1", clock.now(), owner("w1"), lease)).toBe(1);
 
-        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE / 2 })).toEqual([]);
+        await clock.advance(lease / 2);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: lease, now: clock.now() })).toEqual([]);
 
-        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE + 1 });
+        await clock.advance(lease / 2 + clock.epsilon);
+        const {
+          value: [c2],
+          at,
+        } = await clock.span((now) => store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 5, leaseMs: lease, now }));
         expect(c2?.previousStatus).toBe("running");
-        expect(c2?.run).toMatchObject({ fence: 2, leaseOwner: "w2", lostClaims: 1, leaseExpiresAt: t + LEASE + 1 + LEASE });
+        expect(c2?.run).toMatchObject({ fence: 2, leaseOwner: "w2", lostClaims: 1 });
+        clock.expectLeaseEnd(c2?.run.leaseExpiresAt, at, lease);
 
         // Handed back as pending: the next claim is not a lost one.
         expect(await commitOne(store, [fenced("r1", 2, "w2", { run: { status: "pending", releaseLease: true } })])).toMatchObject({ ok: true });
-        const [c3] = await store.claim({ owner: owner("w3"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: t + LEASE + 2 });
+        await clock.advance(1);
+        const [c3] = await store.claim({ owner: owner("w3"), definitions: [DEF_A], limit: 5, leaseMs: LEASE, now: clock.now() });
         expect(c3?.previousStatus).toBe("pending");
         expect(c3?.run).toMatchObject({ fence: 3, leaseOwner: "w3", lostClaims: 1 });
       });
 
       it("claims only the listed runIds when given", async () => {
-        const t = Date.now();
+        const t = clock.now();
         for (const id of ["r1", "r2", "r3"]) await created(id);
         const got = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 10, leaseMs: LEASE, now: t, runIds: ["r2", "not-a-run"] });
         expect(got.map((c) => c.run.id)).toEqual(["r2"]);
@@ -306,7 +324,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       });
 
       it("honours the limit", async () => {
-        const t = Date.now();
+        const t = clock.now();
         for (let i = 0; i < 5; i++) await created(`r${i}`);
         expect(await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 0, leaseMs: LEASE, now: t })).toEqual([]);
         const first = await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 2, leaseMs: LEASE, now: t });
@@ -323,7 +341,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         }
         const other = await sut.reopen();
         extra.push(other);
-        const t = Date.now();
+        const t = clock.now();
         const n = 40;
         for (let i = 0; i < n; i++) await created(`r${String(i).padStart(2, "0")}`);
         const drain = async (s: Store, workerId: string): Promise<string[]> => {
@@ -345,11 +363,11 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
 
     describe("guarded mutations", () => {
       it("refuses a write with a stale fence or another owner (reason lease) and changes nothing", async () => {
-        const t = Date.now();
         await created("r1");
         await created("r2");
-        expect(await claimed("r1", "w1", t)).toBe(1);
-        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + LEASE + 1, runIds: ["r1"] });
+        expect(await claimed("r1", "w1", clock.now(), owner("w1"), clock.lease)).toBe(1);
+        await clock.advance(clock.lease + clock.epsilon);
+        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now(), runIds: ["r1"] });
         expect(c2?.run.fence).toBe(2);
         const before = await snapshot(store, "r1");
 
@@ -372,7 +390,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       });
 
       it("refuses a fenced write once the run is no longer running, even with its last fence", async () => {
-        const t = Date.now();
+        const t = clock.now();
         await created("r1");
         await claimed("r1", "w1", t);
         expect(await commitOne(store, [fenced("r1", 1, "w1", { run: { status: "waiting", releaseLease: true } })])).toMatchObject({ ok: true });
@@ -489,7 +507,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
 
     describe("writes", () => {
       it("patches run columns; releaseLease keeps the fence; the unit reports pauseRequested", async () => {
-        const t = Date.now();
+        const t = clock.now();
         await created("r1");
         await claimed("r1", "w1", t);
         expect(await commitOne(store, [{ runId: "r1", expect: { status: ["running"] }, run: { pauseRequested: true } }])).toEqual({ ok: true, pauseRequested: true });
@@ -600,53 +618,61 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
 
     describe("leases", () => {
       it("renewLeases renews, in one call, exactly the leases held with the given fence by that owner", async () => {
-        const t = Date.now();
         for (const id of ["r1", "r2", "r3", "r4", "r5"]) await created(id);
-        for (const id of ["r1", "r2", "r3"]) await claimed(id, "w1", t);
-        await claimed("r4", "w2", t);
-        await claimed("r5", "w1", t);
+        for (const id of ["r1", "r2", "r3"]) await claimed(id, "w1", clock.now());
+        const { at: r4Claim } = await clock.span((now) => claimed("r4", "w2", now));
+        await claimed("r5", "w1", clock.now());
         await commitOne(store, [fenced("r5", 1, "w1", { run: { status: "waiting", releaseLease: true } })]);
         const before = await store.getRun("r2");
 
-        const renewed = await store.renewLeases(
-          "w1",
-          [
-            { runId: "r1", fence: 1 },
-            { runId: "r2", fence: 7 },
-            { runId: "r3", fence: 1 },
-            { runId: "r4", fence: 1 },
-            { runId: "r5", fence: 1 },
-            { runId: "ghost", fence: 1 },
-          ],
-          5_000,
-          t + 100,
+        await clock.advance(100);
+        const { value: renewed, at } = await clock.span((now) =>
+          store.renewLeases(
+            "w1",
+            [
+              { runId: "r1", fence: 1 },
+              { runId: "r2", fence: 7 },
+              { runId: "r3", fence: 1 },
+              { runId: "r4", fence: 1 },
+              { runId: "r5", fence: 1 },
+              { runId: "ghost", fence: 1 },
+            ],
+            5_000,
+            now,
+          ),
         );
         expect([...renewed].sort()).toEqual(["r1", "r3"]);
-        expect((await store.getRun("r1"))?.leaseExpiresAt).toBe(t + 100 + 5_000);
-        expect((await store.getRun("r3"))?.leaseExpiresAt).toBe(t + 100 + 5_000);
+        clock.expectLeaseEnd((await store.getRun("r1"))?.leaseExpiresAt, at, 5_000, "r1 lease end");
+        clock.expectLeaseEnd((await store.getRun("r3"))?.leaseExpiresAt, at, 5_000, "r3 lease end");
         expect(await store.getRun("r2")).toEqual(before);
-        expect((await store.getRun("r4"))?.leaseExpiresAt).toBe(t + LEASE);
+        clock.expectLeaseEnd((await store.getRun("r4"))?.leaseExpiresAt, r4Claim, LEASE, "r4 lease end");
         expect((await store.getRun("r5"))?.leaseExpiresAt).toBeNull();
-        expect(await store.renewLeases("w1", [], 5_000, t)).toEqual([]);
+        expect(await store.renewLeases("w1", [], 5_000, clock.now())).toEqual([]);
       });
 
       it("a renewed lease is not reclaimable until the renewed expiry", async () => {
-        const t = Date.now();
+        const lease = clock.lease;
+        const renewal = 3 * lease;
         await created("r1");
-        await claimed("r1", "w1", t);
-        expect(await store.renewLeases("w1", [{ runId: "r1", fence: 1 }], 10 * LEASE, t + LEASE / 2)).toEqual(["r1"]);
-        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + 2 * LEASE })).toEqual([]);
-        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: t + LEASE / 2 + 10 * LEASE + 1 })).toHaveLength(1);
+        await claimed("r1", "w1", clock.now(), owner("w1"), lease);
+        await clock.advance(lease / 2);
+        expect(await store.renewLeases("w1", [{ runId: "r1", fence: 1 }], renewal, clock.now())).toEqual(["r1"]);
+        // 2 leases after the claim: past the first lease's end, and past the end a renewal by `lease`
+        // instead of `renewal` would have set; a whole lease before the renewed end.
+        await clock.advance(1.5 * lease);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now() })).toEqual([]);
+        await clock.advance(renewal - 1.5 * lease + clock.epsilon);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now() })).toHaveLength(1);
       });
 
       it("expireLease ends a lease only while it carries the given fence", async () => {
-        const t = Date.now();
+        const t = clock.now();
         await created("r1");
         await store.claim({ owner: owner("w1"), definitions: [DEF_A], limit: 1, leaseMs: 3_600_000, now: t });
         expect(await store.expireLease("r1", 2, "wrong fence")).toBe(false);
-        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: Date.now() })).toEqual([]);
+        expect(await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now() })).toEqual([]);
         expect(await store.expireLease("r1", 1, "owner gone")).toBe(true);
-        const [c] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: Date.now() });
+        const [c] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now() });
         expect(c?.previousStatus).toBe("running");
         expect(c?.run).toMatchObject({ fence: 2, leaseOwner: "w2", lostClaims: 1 });
         expect(await store.expireLease("r1", 1, "stale")).toBe(false);
@@ -656,17 +682,18 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
       });
 
       it("leasesOnHost lists the running runs' leases on one host", async () => {
-        const t = Date.now();
         for (const id of ["r1", "r2", "r3"]) await created(id);
         const a = owner("w1", "host-a", 101);
         const b = owner("w2", "host-b", 202);
-        await claimed("r1", "w1", t, a);
-        await claimed("r2", "w2", t, b);
-        await claimed("r3", "w1", t, a);
+        const { at } = await clock.span((now) => claimed("r1", "w1", now, a));
+        await claimed("r2", "w2", clock.now(), b);
+        await claimed("r3", "w1", clock.now(), a);
         await commitOne(store, [fenced("r3", 1, "w1", { run: { status: "pending", releaseLease: true } })]);
-        expect(await store.leasesOnHost("host-a")).toEqual([
-          { runId: "r1", fence: 1, leaseOwner: "w1", ownerHost: "host-a", ownerPid: 101, ownerStart: a.start, leaseExpiresAt: t + LEASE },
+        const onA = await store.leasesOnHost("host-a");
+        expect(onA).toEqual([
+          { runId: "r1", fence: 1, leaseOwner: "w1", ownerHost: "host-a", ownerPid: 101, ownerStart: a.start, leaseExpiresAt: expect.any(Number) as number },
         ]);
+        clock.expectLeaseEnd(onA[0]?.leaseExpiresAt, at, LEASE);
         expect((await store.leasesOnHost("host-b")).map((l) => l.runId)).toEqual(["r2"]);
         expect(await store.leasesOnHost("host-c")).toEqual([]);
       });

@@ -26,7 +26,9 @@ import type {
   WaitRow,
 } from "../types.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
-import { toEvent, toHold, toRun, toStep, toWait } from "./rows.js";
+import { toEvent, toHold, toRun, toStep, toWait } from "../rows.js";
+import type { RowKey, TransferRow, TransferTable } from "../types.js";
+import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues } from "../transfer/tables.js";
 
 export interface SqliteStoreOptions {
   /** Database file. Default `.stead/stead.db` under the current directory. */
@@ -51,6 +53,7 @@ type Raw = Record<string, unknown>;
 
 export class SqliteStore implements Store {
   readonly dialect = "sqlite";
+  readonly leaseClock = "caller";
   readonly location: string;
   private readonly db: Database.Database;
   private readonly stmts = new Map<string, Database.Statement>();
@@ -146,7 +149,7 @@ export class SqliteStore implements Store {
     const info = this.readVersion();
     this.assertReadable(info);
     if (info.empty) {
-      throw new SteadError("STEAD_NOT_A_STORE", `${this.location} is empty, not a Stead store`, {
+      throw new SteadError("STEAD_STORE_MISSING", `${this.location} is empty: it holds no Stead store`, {
         fix: "start a run first (`stead run <file>`) or point --store at an existing store",
       });
     }
@@ -519,6 +522,28 @@ export class SqliteStore implements Store {
       return true;
     }).immediate();
     return Promise.resolve(ok);
+  }
+
+  readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
+    const key = keyColumns(table).map((k) => quoteColumn(k.name));
+    const where = afterKey === null ? "" : `WHERE (${key.join(", ")}) > (${key.map(() => "?").join(", ")})`;
+    const sql = `SELECT ${columnNames(table).map(quoteColumn).join(", ")} FROM ${table} ${where} ORDER BY ${key.join(", ")} LIMIT ?`;
+    const rows = this.stmt(sql).all(...(afterKey ?? []), limit) as Raw[];
+    return Promise.resolve(rows.map((r) => normaliseRow(table, r)));
+  }
+
+  // Explicit ids need no sequence fix-up here: events.seq is the rowid (next = max + 1) and
+  // AUTOINCREMENT moves sqlite_sequence past an explicit holds.id by itself.
+  async writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
+    const cols = columnNames(table);
+    const insert = this.stmt(`INSERT INTO ${table} (${cols.map(quoteColumn).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
+    this.db.transaction(() => {
+      rows.forEach((row, i) => {
+        const values = rowValues(table, row, `writeRows row ${i + 1}`);
+        insert.run(...values.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v)));
+      });
+    }).immediate();
+    return Promise.resolve();
   }
 }
 

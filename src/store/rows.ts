@@ -1,4 +1,5 @@
-import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "../types.js";
+/** Row mappers shared by every SQL store: drivers hand back text, numbers (or numeric strings for 64-bit integers), booleans or 0/1. */
+import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
 
 type Raw = Record<string, unknown>;
 

@@ -1,0 +1,99 @@
+import { createReadStream, createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Command } from "commander";
+import { SteadError } from "../../errors.js";
+import { exportStore, importStore, VerifiedDump, type StoreDigest } from "../../store/transfer/index.js";
+import { TRANSFER_TABLES } from "../../store/types.js";
+import { act, example, print, withStead } from "../context.js";
+
+const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
+
+const counts = (tables: StoreDigest) => TRANSFER_TABLES.map((t) => `${t} ${tables[t].rows}`).join(", ");
+
+export function registerTransfer(program: Command): void {
+  const migrate = program
+    .command("migrate")
+    .description("create the store if missing and apply pending schema migrations; prints its schema version")
+    .action(
+      act(async (_o: unknown, cmd: Command) => {
+        await withStead(cmd, true, async (stead) => {
+          const info = await stead.store.check();
+          print(`store ${info.location} (${info.dialect}) is at schema version ${info.schemaVersion}`);
+        });
+      }),
+    );
+  example(migrate, `stead migrate --store ${PG_EXAMPLE}`, `STEAD_DATABASE_URL=${PG_EXAMPLE} stead migrate`);
+
+  const exp = program
+    .command("export")
+    .description("write every run, journal entry, wait, hold and event of the store as a dump (JSON lines, with row counts and digests)")
+    .option("--out <file>", "write the dump to this file (default: standard output)")
+    .action(
+      act(async (o: { out?: string }, cmd: Command) => {
+        await withStead(cmd, false, async (stead) => {
+          if (o.out === undefined || o.out === "-") {
+            const s = await exportStore(stead.store, process.stdout);
+            // Standard output carries the dump: the summary goes to standard error.
+            process.stderr.write(`exported ${stead.store.location} (${s.source}, schema ${s.schema}): ${counts(s.tables)}\n`);
+            return;
+          }
+          const s = await exportToFile(stead.store, o.out);
+          print(`exported ${stead.store.location} (${s.source}, schema ${s.schema}) to ${o.out}: ${counts(s.tables)}`);
+        });
+      }),
+    );
+  example(exp, "stead export --store .stead/stead.db --out stead.dump", `stead export --store .stead/stead.db | stead import - --store ${PG_EXAMPLE}`);
+
+  const imp = program
+    .command("import")
+    .description("load a dump written by `stead export` into an empty store (created if missing), then verify every table against it")
+    .argument("<file>", "the dump file, or - for standard input")
+    .action(
+      act(async (file: string, _o: unknown, cmd: Command) => {
+        const stdin = file === "-";
+        if (!stdin && (!existsSync(file) || !statSync(file).isFile())) {
+          throw new SteadError("STEAD_BAD_INPUT", `no dump file at ${file}`, { fix: "pass the file `stead export --out <file>` wrote, or - to read standard input" });
+        }
+        // The whole dump is checked before the target store is opened: a bad dump creates nothing.
+        const dump = await VerifiedDump.from(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
+        try {
+          await withStead(cmd, true, async (stead) => {
+            const r = await importStore(stead.store, dump);
+            print(`imported ${dump.name} (from ${r.source}, schema ${r.schema}) into ${r.location} (${r.dialect}):`);
+            const width = Math.max(...TRANSFER_TABLES.map((t) => t.length));
+            for (const t of TRANSFER_TABLES) print(`  ${t.padEnd(width)}  ${r.tables[t].rows}`);
+            print("verified: every table's row count and SHA-256 digest in the store match the dump");
+          });
+        } finally {
+          await dump.dispose();
+        }
+      }),
+    );
+  example(imp, `stead import stead.dump --store ${PG_EXAMPLE}`, "stead import stead.dump --store ./moved/stead.db");
+}
+
+/** Writes to a temp file beside `out` and renames it into place at the end: a failed export leaves no partial file under that name. */
+async function exportToFile(store: Parameters<typeof exportStore>[0], out: string): Promise<Awaited<ReturnType<typeof exportStore>>> {
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.partial`);
+  let stream: WriteStream;
+  try {
+    stream = createWriteStream(tmp, { flags: "wx" });
+    await new Promise<void>((resolve, reject) => stream.once("open", () => resolve()).once("error", reject));
+  } catch (e) {
+    throw new SteadError("STEAD_BAD_INPUT", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
+  }
+  try {
+    const summary = await exportStore(store, stream);
+    await new Promise<void>((resolve, reject) => {
+      stream.once("error", reject);
+      stream.end(() => resolve());
+    });
+    await rename(tmp, out);
+    return summary;
+  } catch (e) {
+    stream.destroy();
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * Numbered, add-only migrations for the Postgres store; the same versions as the SQLite store's,
+ * table for table. Never edit a released migration: add the next number. Each runs in one
+ * transaction with its `stead_migrations` row, under an advisory lock so many workers may start at once.
+ *
+ * Mutations are applied by `stead_commit(units jsonb)`: one round trip per group commit, each unit
+ * in its own subtransaction (so a failed precondition undoes that unit alone), every precondition
+ * checked against the run row locked FOR UPDATE (a concurrent claim waits for this commit).
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const CORE_TABLES = `
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    definition TEXT NOT NULL,
+    module TEXT,
+    fingerprint TEXT,
+    status TEXT NOT NULL,
+    input TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    parent_id TEXT,
+    parent_step_id TEXT,
+    fence BIGINT NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_expires_at BIGINT,
+    owner_host TEXT,
+    owner_pid INTEGER,
+    owner_start TEXT,
+    lost_claims INTEGER NOT NULL DEFAULT 0,
+    pause_requested BOOLEAN NOT NULL DEFAULT false,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX runs_claimable ON runs (status, definition, created_at);
+  CREATE INDEX runs_parent ON runs (parent_id) WHERE parent_id IS NOT NULL;
+
+  CREATE TABLE steps (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    step_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    output TEXT,
+    error TEXT,
+    started_at BIGINT NOT NULL,
+    completed_at BIGINT,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE waits (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    request TEXT,
+    wake_at BIGINT,
+    result TEXT,
+    created_at BIGINT NOT NULL,
+    resolved_at BIGINT,
+    resolved_by TEXT,
+    PRIMARY KEY (run_id, name)
+  );
+  CREATE INDEX waits_due ON waits (wake_at) WHERE status = 'open' AND kind = 'timer';
+
+  CREATE TABLE holds (
+    id BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    step_id TEXT,
+    seq INTEGER,
+    reason TEXT NOT NULL,
+    details TEXT NOT NULL,
+    status TEXT NOT NULL,
+    choice TEXT,
+    created_at BIGINT NOT NULL,
+    released_at BIGINT,
+    released_by TEXT
+  );
+  CREATE INDEX holds_run ON holds (run_id, status);
+
+  CREATE TABLE events (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    data TEXT NOT NULL
+  );
+  CREATE INDEX events_run ON events (run_id, seq);
+`;
+
+const FUNCTIONS = `
+  -- The database's clock: lease expiry is judged by it, never by a worker's clock.
+  CREATE FUNCTION stead_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+  $$;
+
+  -- Preconditions fail with SQLSTATE ST001..ST005 (wait, hold, missing, lease, status); the run's
+  -- id travels in HINT and its current status in DETAIL.
+  CREATE FUNCTION stead_apply_mutation(m jsonb, now_ms bigint) RETURNS jsonb LANGUAGE plpgsql AS $$
+  DECLARE
+    rid text := m->>'runId';
+    ex jsonb := coalesce(m->'expect', '{}'::jsonb);
+    p jsonb := coalesce(m->'run', '{}'::jsonb);
+    cur record;
+    w record;
+    x jsonb;
+    pause boolean;
+    wake boolean := false;
+    n integer;
+  BEGIN
+    IF ex ? 'openWait' THEN
+      PERFORM 1 FROM waits WHERE run_id = rid AND name = ex->>'openWait' AND status = 'open';
+      IF NOT FOUND THEN RAISE EXCEPTION 'wait' USING ERRCODE = 'ST001', HINT = rid; END IF;
+    END IF;
+    IF ex ? 'openHold' THEN
+      PERFORM 1 FROM holds WHERE run_id = rid AND id = (ex->>'openHold')::bigint AND status = 'open';
+      IF NOT FOUND THEN RAISE EXCEPTION 'hold' USING ERRCODE = 'ST002', HINT = rid; END IF;
+    END IF;
+    SELECT status, fence, lease_owner, lost_claims, pause_requested INTO cur FROM runs WHERE id = rid FOR UPDATE;
+    IF NOT FOUND THEN RAISE EXCEPTION 'missing' USING ERRCODE = 'ST003', HINT = rid; END IF;
+    IF ex ? 'lease' AND (cur.fence <> (ex->'lease'->>'fence')::bigint
+        OR cur.lease_owner IS DISTINCT FROM ex->'lease'->>'owner' OR cur.status <> 'running') THEN
+      RAISE EXCEPTION 'lease' USING ERRCODE = 'ST004', HINT = rid, DETAIL = cur.status;
+    END IF;
+    IF ex ? 'status' AND NOT (ex->'status' ? cur.status) THEN
+      RAISE EXCEPTION 'status' USING ERRCODE = 'ST005', HINT = rid, DETAIL = cur.status;
+    END IF;
+
+    -- A step commit asks for lost_claims 0, almost always already so: a no-op update is skipped.
+    IF (p - 'lostClaims') <> '{}'::jsonb OR (p ? 'lostClaims' AND (p->>'lostClaims')::int <> cur.lost_claims) THEN
+      UPDATE runs SET
+        status = CASE WHEN p ? 'status' THEN p->>'status' ELSE status END,
+        output = CASE WHEN p ? 'output' THEN p->>'output' ELSE output END,
+        error = CASE WHEN p ? 'error' THEN p->>'error' ELSE error END,
+        fingerprint = CASE WHEN p ? 'fingerprint' THEN p->>'fingerprint' ELSE fingerprint END,
+        lost_claims = CASE WHEN p ? 'lostClaims' THEN (p->>'lostClaims')::int ELSE lost_claims END,
+        pause_requested = CASE WHEN p ? 'pauseRequested' THEN (p->>'pauseRequested')::boolean ELSE pause_requested END,
+        lease_owner = CASE WHEN coalesce((p->>'releaseLease')::boolean, false) THEN NULL ELSE lease_owner END,
+        lease_expires_at = CASE WHEN coalesce((p->>'releaseLease')::boolean, false) THEN NULL ELSE lease_expires_at END,
+        updated_at = now_ms
+      WHERE id = rid;
+    END IF;
+    pause := CASE WHEN p ? 'pauseRequested' THEN (p->>'pauseRequested')::boolean ELSE cur.pause_requested END;
+    IF p->>'status' = 'pending' THEN wake := true; END IF;
+
+    IF m ? 'deleteStepsFrom' THEN
+      DELETE FROM steps WHERE run_id = rid AND seq >= (m->>'deleteStepsFrom')::int;
+    END IF;
+    IF m ? 'steps' THEN
+    INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+      SELECT rid, (s->>'seq')::int, s->>'stepId', s->>'kind', s->>'status', (s->>'attempt')::int, s->>'output', s->>'error',
+             (s->>'startedAt')::bigint, (s->>'completedAt')::bigint
+      FROM jsonb_array_elements(m->'steps') AS s
+    ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
+      attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at;
+    END IF;
+
+    IF m ? 'waits' THEN
+    INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at)
+      SELECT rid, o->>'name', o->>'kind', 'open', (o->>'seq')::int, o->>'request', (o->>'wakeAt')::bigint, now_ms
+      FROM jsonb_array_elements(coalesce(m->'waits', '[]'::jsonb)) AS o
+    ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
+      wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL;
+    END IF;
+
+    -- Resolving a wait also completes its journal step with the result as its output.
+    IF m ? 'resolveWaits' THEN
+    FOR x IN SELECT * FROM jsonb_array_elements(m->'resolveWaits') LOOP
+      UPDATE waits SET status = x->>'status', result = x->>'result', resolved_at = now_ms, resolved_by = x->>'by'
+        WHERE run_id = rid AND name = x->>'name' AND status = 'open'
+        RETURNING seq INTO w;
+      IF FOUND AND x->>'status' = 'resolved' THEN
+        UPDATE steps SET status = 'completed', output = x->>'result', completed_at = now_ms WHERE run_id = rid AND seq = w.seq;
+      END IF;
+    END LOOP;
+    END IF;
+
+    IF m ? 'holds' THEN
+    INSERT INTO holds (run_id, kind, step_id, seq, reason, details, status, created_at)
+      SELECT rid, h->>'kind', h->>'stepId', (h->>'seq')::int, h->>'reason', h->>'details', 'open', now_ms
+      FROM jsonb_array_elements(m->'holds') AS h;
+    END IF;
+    IF m ? 'releaseHolds' THEN
+    UPDATE holds SET status = 'released', choice = r->>'choice', released_at = now_ms, released_by = r->>'by'
+      FROM jsonb_array_elements(coalesce(m->'releaseHolds', '[]'::jsonb)) AS r
+      WHERE holds.run_id = rid AND holds.id = (r->>'id')::bigint AND holds.status = 'open';
+    END IF;
+
+    IF m ? 'newRuns' THEN
+    FOR x IN SELECT * FROM jsonb_array_elements(m->'newRuns') LOOP
+      INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, created_at, updated_at)
+        VALUES (x->>'id', x->>'definition', x->>'module', x->>'fingerprint', coalesce(x->>'status', 'pending'), x->>'input',
+                x->>'parentId', x->>'parentStepId', (x->>'createdAt')::bigint, (x->>'createdAt')::bigint)
+        ON CONFLICT (id) DO NOTHING;
+      GET DIAGNOSTICS n = ROW_COUNT;
+      IF n > 0 THEN
+        wake := wake OR coalesce(x->>'status', 'pending') = 'pending';
+        INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+          SELECT x->>'id', (s->>'seq')::int, s->>'stepId', s->>'kind', s->>'status', (s->>'attempt')::int, s->>'output', s->>'error',
+                 (s->>'startedAt')::bigint, (s->>'completedAt')::bigint
+          FROM jsonb_array_elements(coalesce(x->'journal', '[]'::jsonb)) AS s;
+      END IF;
+    END LOOP;
+    END IF;
+
+    IF m ? 'events' THEN
+    INSERT INTO events (run_id, type, at, data)
+      SELECT rid, e->>'type', now_ms, coalesce(e->'data', '{}'::jsonb)::text
+      FROM jsonb_array_elements(m->'events') WITH ORDINALITY AS t(e, i) ORDER BY i;
+    END IF;
+
+    RETURN jsonb_build_object('pauseRequested', pause, 'wake', wake);
+  END
+  $$;
+
+  -- Applies units (arrays of mutations) in the caller's transaction; returns one result per unit.
+  CREATE FUNCTION stead_commit(units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+  DECLARE
+    u jsonb;
+    m jsonb;
+    r jsonb;
+    results jsonb := '[]'::jsonb;
+    pause boolean;
+    wake boolean := false;
+    unit_wake boolean;
+    now_ms bigint := stead_now_ms();
+    msg text;
+    hint text;
+    detail text;
+  BEGIN
+    FOR u IN SELECT * FROM jsonb_array_elements(units) LOOP
+      BEGIN
+        pause := false;
+        unit_wake := false;
+        FOR m IN SELECT * FROM jsonb_array_elements(u) LOOP
+          IF coalesce((m->>'optional')::boolean, false) THEN
+            BEGIN
+              r := stead_apply_mutation(m, now_ms);
+              unit_wake := unit_wake OR (r->>'wake')::boolean;
+            EXCEPTION WHEN SQLSTATE 'ST001' OR SQLSTATE 'ST002' OR SQLSTATE 'ST003' OR SQLSTATE 'ST004' OR SQLSTATE 'ST005' THEN
+              NULL;
+            END;
+          ELSE
+            r := stead_apply_mutation(m, now_ms);
+            pause := pause OR (r->>'pauseRequested')::boolean;
+            unit_wake := unit_wake OR (r->>'wake')::boolean;
+          END IF;
+        END LOOP;
+        wake := wake OR unit_wake;
+        results := results || jsonb_build_array(jsonb_build_object('ok', true, 'pauseRequested', pause));
+      EXCEPTION WHEN SQLSTATE 'ST001' OR SQLSTATE 'ST002' OR SQLSTATE 'ST003' OR SQLSTATE 'ST004' OR SQLSTATE 'ST005' THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT, detail = PG_EXCEPTION_DETAIL;
+        results := results || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object('ok', false, 'reason', msg, 'runId', hint, 'status', nullif(detail, ''))));
+      END;
+    END LOOP;
+    -- NOTIFY is transactional: workers hear it only if this commit lands.
+    IF wake THEN PERFORM pg_notify('stead_wake', ''); END IF;
+    RETURN results;
+  END
+  $$;
+`;
+
+const COMMIT_LOG = `
+  -- Each group commit's results, under a token the writer chose: when the reply to a COMMIT is
+  -- lost with its connection, the writer reads back whether (and how) its transaction applied.
+  CREATE TABLE stead_commits (
+    token TEXT PRIMARY KEY,
+    results TEXT NOT NULL,
+    at BIGINT NOT NULL
+  );
+
+  CREATE FUNCTION stead_commit_logged(token text, units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+  DECLARE
+    r jsonb := stead_commit(units);
+  BEGIN
+    INSERT INTO stead_commits (token, results, at) VALUES (token, r::text, stead_now_ms());
+    -- Tokens are read back within seconds of their commit; keep ten minutes of them.
+    IF random() < 0.002 THEN
+      DELETE FROM stead_commits WHERE at < stead_now_ms() - 600000;
+    END IF;
+    RETURN r;
+  END
+  $$;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG }];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** Written into `stead_meta` so a foreign database is never mistaken for a Stead store. */
+export const STORE_MARKER = "stead-store";
+
+/** pg_advisory_lock key under which migrations run ('STEAD' in ASCII). */
+export const MIGRATION_LOCK = "357895800644";
+
+/** The channel workers LISTEN on: a run became runnable. */
+export const WAKE_CHANNEL = "stead_wake";

@@ -1,0 +1,588 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { SteadError } from "../../errors.js";
+import { toEvent, toHold, toRun, toStep, toWait } from "../rows.js";
+import type { RowKey, TransferRow, TransferTable } from "../types.js";
+import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
+import type {
+  ClaimRequest,
+  ClaimedRun,
+  CommitOptions,
+  EventFilter,
+  EventRow,
+  EventWrite,
+  HoldFilter,
+  HoldRow,
+  LeaseInfo,
+  NewRun,
+  RunFilter,
+  RunRow,
+  RunStatus,
+  StepRow,
+  Store,
+  StoreInfo,
+  Unit,
+  UnitResult,
+  WaitRow,
+  WorkerAttachment,
+} from "../types.js";
+import { isConnectionError, isRetryable, describeConnectError, redactUrl } from "./faults.js";
+import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database */
+  connectionString: string;
+  /** Connections in the pool. Default 10. */
+  poolSize?: number;
+  /** Per-statement timeout in ms. Default 30 000. */
+  statementTimeoutMs?: number;
+  /** Connect timeout in ms. Default 10 000. */
+  connectTimeoutMs?: number;
+  /** Create the schema in an empty database. Default true. */
+  create?: boolean;
+  /**
+   * How long a write keeps retrying through a lost connection or a database restart before it
+   * fails, in ms. Default 30 000. Reads retry for the same time.
+   */
+  faultRetryMs?: number;
+}
+
+type Raw = Record<string, unknown>;
+type Client = pg.PoolClient;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The Postgres store: many workers on many machines share one database. Same interface and same
+ * conformance suite as the SQLite store.
+ *
+ * Invariants:
+ * - Lease times come from the database's clock (`stead_now_ms()`), never from a worker's.
+ * - Claims lock candidate rows FOR UPDATE SKIP LOCKED and bump the fence in the same statement.
+ * - A write whose COMMIT outcome is unknown (connection lost during COMMIT) is resolved by asking
+ *   the server for its transaction's status, never by guessing; one that surely did not commit is
+ *   retried, with bounded backoff, until `faultRetryMs`.
+ */
+export class PostgresStore implements Store {
+  readonly dialect = "postgres";
+  readonly leaseClock = "store";
+  readonly location: string;
+  /** Subtransactions per commit stay under Postgres's per-transaction cache of 64. */
+  readonly maxUnitsPerCommit = 48;
+  private readonly pool: pg.Pool;
+  private readonly config: pg.ClientConfig;
+  private readonly create: boolean;
+  private readonly faultRetryMs: number;
+  private closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    this.location = redactUrl(options.connectionString);
+    this.create = options.create ?? true;
+    this.faultRetryMs = options.faultRetryMs ?? 30_000;
+    this.config = {
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      statement_timeout: options.statementTimeoutMs ?? 30_000,
+      application_name: "stead",
+    };
+    this.pool = new pg.Pool({ ...this.config, max: options.poolSize ?? 10 });
+    // An idle connection dropped by a server restart must not crash the process; the next
+    // query gets a fresh connection.
+    this.pool.on("error", () => undefined);
+  }
+
+  private async connect(): Promise<Client> {
+    try {
+      return await this.pool.connect();
+    } catch (e) {
+      throw describeConnectError(e, this.location);
+    }
+  }
+
+  /** Runs `fn` on a pooled connection, retrying through connection faults for up to faultRetryMs. */
+  private async withRetry<T>(fn: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.faultRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (this.closed || !isRetryable(e)) throw e;
+        if (Date.now() >= deadline) throw describeConnectError(e, this.location);
+        await sleep(Math.min(2000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2));
+      }
+    }
+  }
+
+  private query(sql: string, params: unknown[] = []): Promise<Raw[]> {
+    return this.withRetry(async () => (await this.pool.query(sql, params)).rows as Raw[]);
+  }
+
+  /**
+   * One write transaction. `fn` must only issue SQL (it may run again after a fault). Returns its
+   * value once the COMMIT is known to be durable.
+   */
+  private async transaction<T>(fn: (c: Client) => Promise<T>, beforeCommit?: () => void): Promise<T> {
+    return this.withRetry(async () => {
+      const client = await this.pool.connect();
+      let xid: string | undefined;
+      let value: T | undefined;
+      let committing = false;
+      let broken = false;
+      try {
+        const begun = (await client.query("BEGIN; SELECT pg_current_xact_id()::text AS xid")) as unknown as pg.QueryResult[];
+        xid = String((begun[1]?.rows[0] as { xid?: string } | undefined)?.xid);
+        value = await fn(client);
+        beforeCommit?.();
+        committing = true;
+        await client.query("COMMIT");
+        return value;
+      } catch (e) {
+        broken = isConnectionError(e);
+        if (!broken && !committing) await client.query("ROLLBACK").catch(() => undefined);
+        // The COMMIT's reply was lost with the connection: ask the server what became of it.
+        // `value` was computed inside the transaction, so it is the committed transaction's result.
+        if (committing && broken && xid !== undefined && (await this.transactionStatus(xid)) === "committed") return value as T;
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /** Asks the server, on a fresh connection, what became of a transaction whose COMMIT reply was lost. */
+  private async transactionStatus(xid: string): Promise<"committed" | "aborted" | "in progress" | null> {
+    const deadline = Date.now() + this.faultRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const rows = (await this.pool.query("SELECT pg_xact_status($1::xid8) AS s", [xid])).rows as Raw[];
+        const s = rows[0]?.s;
+        if (s === "in progress") {
+          await sleep(50);
+          continue;
+        }
+        return s === "committed" || s === "aborted" ? s : null;
+      } catch (e) {
+        if (!isRetryable(e) || Date.now() >= deadline) throw e;
+        await sleep(Math.min(2000, 25 * 2 ** attempt));
+      }
+    }
+  }
+
+  private async readVersion(client: Client): Promise<{ marker: string | undefined; version: number; empty: boolean }> {
+    const tables = (await client.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")).rows as { table_name: string }[];
+    const names = new Set(tables.map((t) => t.table_name));
+    if (names.size === 0) return { marker: undefined, version: 0, empty: true };
+    if (!names.has("stead_meta") || !names.has("stead_migrations")) return { marker: undefined, version: 0, empty: false };
+    const marker = ((await client.query("SELECT value FROM stead_meta WHERE key = 'marker'")).rows[0] as { value?: string } | undefined)?.value;
+    const v = (await client.query("SELECT MAX(version) AS v FROM stead_migrations")).rows[0] as { v: number | null };
+    return { marker, version: Number(v.v ?? 0), empty: false };
+  }
+
+  private assertReadable(info: { marker: string | undefined; version: number; empty: boolean }): void {
+    if (!info.empty && info.marker !== STORE_MARKER) {
+      throw new SteadError("STEAD_NOT_A_STORE", `the database at ${this.location} has tables but is not a Stead store`, {
+        fix: "point STEAD_DATABASE_URL (or --store) at an empty database or a Stead store",
+      });
+    }
+    if (info.version > LATEST_VERSION) {
+      throw new SteadError("STEAD_STORE_TOO_NEW", `the store at ${this.location} has schema version ${info.version}, newer than this Stead's ${LATEST_VERSION}`, {
+        fix: "upgrade stead to the version that wrote this store",
+      });
+    }
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK]);
+      try {
+        const info = await this.readVersion(client);
+        this.assertReadable(info);
+        if (info.empty) {
+          if (!this.create) {
+            throw new SteadError("STEAD_STORE_MISSING", `the database at ${this.location} holds no Stead store`, {
+              fix: "create one with `stead migrate`, or start a run or a worker against it",
+            });
+          }
+          await client.query(`BEGIN;
+            CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL);
+            INSERT INTO stead_meta (key, value) VALUES ('marker', '${STORE_MARKER}');
+            COMMIT;`);
+        }
+        for (const m of MIGRATIONS) {
+          const done = (await client.query("SELECT 1 FROM stead_migrations WHERE version = $1", [m.version])).rowCount;
+          if (done) continue;
+          await client.query("BEGIN");
+          try {
+            await client.query(m.sql);
+            await client.query("INSERT INTO stead_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, Date.now()]);
+            await client.query("COMMIT");
+          } catch (e) {
+            await client.query("ROLLBACK").catch(() => undefined);
+            throw e;
+          }
+        }
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1::bigint)", [MIGRATION_LOCK]).catch(() => undefined);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async check(): Promise<StoreInfo> {
+    const client = await this.connect();
+    try {
+      const info = await this.readVersion(client);
+      this.assertReadable(info);
+      if (info.empty) {
+        throw new SteadError("STEAD_STORE_MISSING", `the database at ${this.location} holds no Stead store`, {
+          fix: "create one with `stead migrate`, or start a run or a worker against it",
+        });
+      }
+      return { dialect: this.dialect, location: this.location, schemaVersion: info.version };
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  async getRun(id: string): Promise<RunRow | undefined> {
+    const [r] = await this.query("SELECT * FROM runs WHERE id = $1", [id]);
+    return r ? toRun(r) : undefined;
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, v: unknown) => {
+      params.push(v);
+      where.push(sql.replace("?", `$${params.length}`));
+    };
+    if (filter.status?.length) add("status = ANY(?::text[])", filter.status);
+    if (filter.definition !== undefined) add("definition = ?", filter.definition);
+    if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
+    params.push(filter.limit ?? 1000);
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
+    return (await this.query(sql, params)).map(toRun);
+  }
+
+  async journal(runId: string): Promise<StepRow[]> {
+    return (await this.query("SELECT * FROM steps WHERE run_id = $1 ORDER BY seq", [runId])).map(toStep);
+  }
+
+  async waits(runId: string): Promise<WaitRow[]> {
+    return (await this.query("SELECT * FROM waits WHERE run_id = $1 ORDER BY seq", [runId])).map(toWait);
+  }
+
+  async dueTimers(now: number, limit: number): Promise<WaitRow[]> {
+    const rows = await this.query("SELECT * FROM waits WHERE status = 'open' AND kind = 'timer' AND wake_at <= $1 ORDER BY wake_at LIMIT $2", [now, limit]);
+    return rows.map(toWait);
+  }
+
+  async holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.runId !== undefined) {
+      params.push(filter.runId);
+      where.push(`run_id = $${params.length}`);
+    }
+    if (filter.status !== undefined) {
+      params.push(filter.status);
+      where.push(`status = $${params.length}`);
+    }
+    return (await this.query(`SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, params)).map(toHold);
+  }
+
+  async events(filter: EventFilter = {}): Promise<EventRow[]> {
+    const params: unknown[] = [filter.afterSeq ?? 0];
+    let where = "seq > $1";
+    if (filter.runId !== undefined) {
+      params.push(filter.runId);
+      where += ` AND run_id = $${params.length}`;
+    }
+    params.push(filter.limit ?? 10_000);
+    return (await this.query(`SELECT * FROM events WHERE ${where} ORDER BY seq LIMIT $${params.length}`, params)).map(toEvent);
+  }
+
+  async createRun(run: NewRun, events: EventWrite[]): Promise<void> {
+    await this.transaction(async (c) => {
+      const inserted = await c.query(
+        `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (id) DO NOTHING`,
+        [run.id, run.definition, run.module, run.fingerprint, run.status ?? "pending", run.input, run.parentId ?? null, run.parentStepId ?? null, run.createdAt],
+      );
+      if (inserted.rowCount === 0) {
+        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
+      }
+      // The run exists now: the journal and events go through the same function as every commit.
+      await c.query("SELECT stead_commit($1::jsonb)", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events }]])]);
+      if ((run.status ?? "pending") === "pending") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
+    });
+  }
+
+  /**
+   * Group commit in one round trip: BEGIN, stead_commit_logged, COMMIT sent as one query. The
+   * results are also written under a fresh token, so a COMMIT whose reply is lost is resolved by
+   * reading them back once the old backend is gone (never by guessing); a batch that surely did not
+   * commit is sent again.
+   */
+  async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
+    if (units.length === 0) return [];
+    const payload = JSON.stringify(units);
+    return this.withRetry(async () => {
+      const token = randomUUID();
+      const client = await this.pool.connect();
+      const backend = (client as unknown as { processID: number | null }).processID;
+      let broken = false;
+      try {
+        const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
+        let raw: unknown;
+        if (options.beforeCommit) {
+          const res = (await client.query(`BEGIN; ${call}`)) as unknown as pg.QueryResult[];
+          raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
+          options.beforeCommit();
+          await client.query("COMMIT");
+        } else {
+          const res = (await client.query(`BEGIN; ${call}; COMMIT`)) as unknown as pg.QueryResult[];
+          raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
+        }
+        return parseResults(raw, units);
+      } catch (e) {
+        broken = isConnectionError(e);
+        if (!broken) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          throw e;
+        }
+        const logged = await this.readBackCommit(token, backend);
+        if (logged !== undefined) return parseResults(logged, units);
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /**
+   * After a connection died mid-commit: waits until its server backend is gone (so its transaction
+   * has ended one way or the other), then returns the logged results if it committed.
+   */
+  private async readBackCommit(token: string, backend: number | null): Promise<string | undefined> {
+    const deadline = Date.now() + this.faultRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (backend !== null) {
+          const alive = await this.pool.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [backend]);
+          if (alive.rowCount) {
+            if (Date.now() >= deadline) {
+              // Not retryable on purpose: sending the batch again could apply it twice.
+              throw new SteadError("STEAD_STORE_UNREACHABLE", `the outcome of a commit is unknown: its server backend ${backend} is still running after ${this.faultRetryMs} ms`, {
+                fix: "the runs involved are resumed from their journal by the next claim; check the database's health",
+              });
+            }
+            await sleep(20);
+            continue;
+          }
+        }
+        const rows = (await this.pool.query("SELECT results FROM stead_commits WHERE token = $1", [token])).rows as { results: string }[];
+        return rows[0]?.results;
+      } catch (e) {
+        if (!isRetryable(e) || Date.now() >= deadline) throw e;
+        await sleep(Math.min(2000, 25 * 2 ** attempt));
+      }
+    }
+  }
+
+  async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
+    if (req.limit <= 0 || req.definitions.length === 0) return [];
+    return this.transaction(async (c) => {
+      const params: unknown[] = [req.definitions, req.limit, req.owner.workerId, req.leaseMs, req.owner.host, req.owner.pid, req.owner.start];
+      let only = "";
+      if (req.runIds) {
+        params.push(req.runIds);
+        only = `AND id = ANY($${params.length}::text[])`;
+      }
+      const rows = (
+        await c.query(
+          `WITH c AS (
+             SELECT id, status AS prev FROM runs
+             WHERE definition = ANY($1::text[])
+               AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= stead_now_ms())))
+               ${only}
+             ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+           )
+           UPDATE runs r SET status = 'running', fence = r.fence + 1, lease_owner = $3, lease_expires_at = stead_now_ms() + $4,
+             owner_host = $5, owner_pid = $6, owner_start = $7,
+             lost_claims = r.lost_claims + CASE WHEN c.prev = 'running' THEN 1 ELSE 0 END, updated_at = stead_now_ms()
+           FROM c WHERE r.id = c.id
+           RETURNING r.*, c.prev AS previous_status`,
+          params,
+        )
+      ).rows as Raw[];
+      if (rows.length === 0) return [];
+      const claimed = rows.map((r) => ({ run: toRun(r), previousStatus: String(r.previous_status) as RunStatus })).sort((a, b) => a.run.createdAt - b.run.createdAt || (a.run.id < b.run.id ? -1 : 1));
+      await c.query(
+        `INSERT INTO events (run_id, type, at, data)
+         SELECT id, 'run.claimed', stead_now_ms(), data FROM unnest($1::text[], $2::text[]) AS t(id, data)`,
+        [
+          claimed.map((x) => x.run.id),
+          claimed.map((x) => JSON.stringify({ worker: req.owner.workerId, host: req.owner.host, pid: req.owner.pid, fence: x.run.fence, previousStatus: x.previousStatus })),
+        ],
+      );
+      const steps = ((await c.query("SELECT * FROM steps WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq", [claimed.map((x) => x.run.id)])).rows as Raw[]).map(toStep);
+      return claimed.map((x) => ({ ...x, journal: steps.filter((s) => s.runId === x.run.id) }));
+    });
+  }
+
+  async renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number): Promise<string[]> {
+    if (leases.length === 0) return [];
+    const rows = await this.query(
+      `UPDATE runs r SET lease_expires_at = stead_now_ms() + $2
+       FROM unnest($3::text[], $4::bigint[]) AS l(id, fence)
+       WHERE r.id = l.id AND r.fence = l.fence AND r.lease_owner = $1 AND r.status = 'running'
+       RETURNING r.id`,
+      [owner, leaseMs, leases.map((l) => l.runId), leases.map((l) => l.fence)],
+    );
+    return rows.map((r) => String(r.id));
+  }
+
+  async leasesOnHost(host: string): Promise<LeaseInfo[]> {
+    const rows = await this.query(
+      "SELECT id, fence, lease_owner, owner_host, owner_pid, owner_start, lease_expires_at FROM runs WHERE status = 'running' AND owner_host = $1",
+      [host],
+    );
+    return rows.map((r) => {
+      const run = toRun({ ...r, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: false, created_at: 0, updated_at: 0 });
+      return { runId: run.id, fence: run.fence, leaseOwner: run.leaseOwner ?? "", ownerHost: run.ownerHost, ownerPid: run.ownerPid, ownerStart: run.ownerStart, leaseExpiresAt: run.leaseExpiresAt };
+    });
+  }
+
+  async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
+    return this.transaction(async (c) => {
+      const r = await c.query("UPDATE runs SET lease_expires_at = 0, updated_at = stead_now_ms() WHERE id = $1 AND fence = $2 AND status = 'running'", [runId, fence]);
+      if (!r.rowCount) return false;
+      await c.query("INSERT INTO events (run_id, type, at, data) VALUES ($1, 'lease.expired', stead_now_ms(), $2)", [runId, JSON.stringify({ fence, reason })]);
+      await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
+      return true;
+    });
+  }
+
+  /**
+   * Holds this worker's liveness lock (a session-level advisory lock keyed by its id) and listens
+   * for wake-ups, on one dedicated connection. When the worker's process dies, the server closes
+   * the connection and releases the lock: other workers see it gone at once.
+   */
+  async attachWorker(workerId: string, onWake: () => void): Promise<WorkerAttachment> {
+    const client = new pg.Client(this.config);
+    let resolveLost!: (e: unknown) => void;
+    const lost = new Promise<unknown>((r) => (resolveLost = r));
+    client.on("error", (e) => resolveLost(e));
+    client.on("end", () => resolveLost(new Error("liveness connection closed")));
+    client.on("notification", () => onWake());
+    try {
+      await client.connect();
+      await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [workerId]);
+      await client.query(`LISTEN ${WAKE_CHANNEL}`);
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw describeConnectError(e, this.location);
+    }
+    let detached = false;
+    return {
+      lost,
+      detach: async () => {
+        if (detached) return;
+        detached = true;
+        await client.end().catch(() => undefined);
+      },
+    };
+  }
+
+  /** Ends at once the leases of owners whose liveness lock is gone (their connection closed). */
+  async expireGoneOwners(): Promise<string[]> {
+    const rows = await this.query(
+      `WITH gone AS (
+         SELECT r.id, r.fence, r.lease_owner FROM runs r
+         WHERE r.status = 'running' AND r.lease_owner IS NOT NULL AND r.lease_expires_at > stead_now_ms()
+           AND NOT EXISTS (
+             SELECT 1 FROM pg_locks l
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND l.classid = ((hashtextextended(r.lease_owner, 0) >> 32) & 4294967295)::oid
+               AND l.objid = (hashtextextended(r.lease_owner, 0) & 4294967295)::oid)
+         FOR UPDATE OF r SKIP LOCKED
+       ), upd AS (
+         UPDATE runs r SET lease_expires_at = 0, updated_at = stead_now_ms() FROM gone
+         WHERE r.id = gone.id AND r.fence = gone.fence
+         RETURNING r.id, r.fence, gone.lease_owner
+       ), ev AS (
+         INSERT INTO events (run_id, type, at, data)
+         SELECT id, 'lease.expired', stead_now_ms(), json_build_object('fence', fence, 'reason', 'owner ' || lease_owner || ' is gone (its database connection closed)')::text FROM upd
+         RETURNING run_id
+       )
+       SELECT run_id FROM ev`,
+    );
+    return rows.map((r) => String(r.run_id));
+  }
+
+  async readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
+    const key = keyColumns(table);
+    const names = key.map((k) => quoteColumn(k.name)).join(", ");
+    const params: unknown[] = [...(afterKey ?? [])];
+    const where = afterKey === null ? "" : `WHERE (${names}) > (${key.map((k, i) => `$${i + 1}::${SQL_TYPE[k.kind]}`).join(", ")})`;
+    params.push(limit);
+    const cols = tableSchema(table).columns.map((c) => quoteColumn(c.name)).join(", ");
+    const rows = await this.query(`SELECT ${cols} FROM ${table} ${where} ORDER BY ${names} LIMIT $${params.length}`, params);
+    return rows.map((r) => normaliseRow(table, r));
+  }
+
+  async writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const schema = tableSchema(table);
+    const payload = JSON.stringify(
+      rows.map((row, i) => {
+        const values = rowValues(table, row, `writeRows row ${i + 1}`);
+        return Object.fromEntries(schema.columns.map((c, j) => [c.name, values[j] ?? null]));
+      }),
+    );
+    const cols = schema.columns.map((c) => quoteColumn(c.name)).join(", ");
+    const defs = schema.columns.map((c) => `${quoteColumn(c.name)} ${SQL_TYPE[c.kind]}`).join(", ");
+    await this.transaction(async (c) => {
+      await c.query(`INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_to_recordset($1::jsonb) AS x(${defs})`, [payload]);
+      // Explicit ids leave the BIGSERIAL sequence behind: the next insert would collide with an imported id.
+      if (schema.serial) {
+        const s = quoteColumn(schema.serial);
+        await c.query(`SELECT setval(pg_get_serial_sequence('${table}', '${schema.serial}'), coalesce(max(${s}), 1), max(${s}) IS NOT NULL) FROM ${table}`);
+      }
+      if (table === "runs") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
+    });
+  }
+}
+
+/** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
+const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean" };
+
+function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
+  const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as { ok: boolean; pauseRequested?: boolean; reason?: string; runId?: string; status?: string }[];
+  return units.map((u, i) => {
+    const r = list[i];
+    if (!r) return { ok: false, reason: "missing", runId: u[0]?.runId ?? "" };
+    if (r.ok) return { ok: true, pauseRequested: r.pauseRequested === true };
+    return {
+      ok: false,
+      reason: (r.reason ?? "missing") as "lease" | "status" | "wait" | "hold" | "missing",
+      runId: r.runId ?? u[0]?.runId ?? "",
+      ...(r.status ? { status: r.status as RunStatus } : {}),
+    };
+  });
+}
+
+export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  return new PostgresStore(options);
+}

@@ -1,0 +1,123 @@
+/**
+ * The dump format (`stead export`): JSON lines.
+ *
+ *   {"stead-export":1,"schema":1,"source":"sqlite","digest":"sha256-sum","tables":{"runs":3,...}}
+ *   {"t":"runs","r":{"id":"...",...}}          one line per row, tables in TRANSFER_TABLES order
+ *   {"stead-export-end":1,"tables":{"runs":{"rows":3,"sha256":"..."},...}}
+ *
+ * A dump without its trailer line is truncated; one whose rows do not add up to the trailer's
+ * counts and digests is corrupted. Neither is ever imported.
+ */
+import { SteadError } from "../../errors.js";
+import { TRANSFER_TABLES, type TransferRow, type TransferTable } from "../types.js";
+import type { StoreDigest, TableDigest } from "./digest.js";
+import { canonicalRow, TRANSFER_SCHEMA_VERSION } from "./tables.js";
+
+/** The format version this code writes and reads. A reader refuses a larger one. */
+export const DUMP_VERSION = 1;
+export const DIGEST_NAME = "sha256-sum";
+
+export interface DumpHeader {
+  "stead-export": number;
+  /** Schema version of the store the dump was taken from. */
+  schema: number;
+  /** Dialect of that store. */
+  source: string;
+  digest: string;
+  /** Row count per table. */
+  tables: Record<TransferTable, number>;
+}
+
+export interface DumpTrailer {
+  "stead-export-end": number;
+  tables: StoreDigest;
+}
+
+export type DumpLine = { kind: "row"; table: TransferTable; row: TransferRow; bytes: number } | { kind: "trailer"; trailer: DumpTrailer };
+
+const FIX_DUMP = "import a complete dump written by `stead export`, unedited (export it again if in doubt)";
+
+export function badDump(where: string, problem: string, fix = FIX_DUMP): SteadError {
+  return new SteadError("STEAD_BAD_INPUT", `${where} ${problem}`, { fix });
+}
+
+/** A value as JSON for a message; a missing one says so. */
+const shown = (v: unknown): string => (v === undefined ? "(missing)" : JSON.stringify(v));
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function parseJson(text: string, name: string, lineNo: number): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw badDump(`${name} line ${lineNo}`, `is not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+/** Tables absent from an older dump hold no rows; a table this code does not know is refused. */
+function perTable<T>(value: unknown, name: string, what: string, check: (v: unknown) => v is T, empty: T): Record<TransferTable, T> {
+  if (!isObject(value)) throw badDump(name, `has no per-table ${what}`);
+  const out = {} as Record<TransferTable, T>;
+  for (const key of Object.keys(value)) {
+    if (!(TRANSFER_TABLES as readonly string[]).includes(key)) throw badDump(name, `names a table this Stead does not know: ${key}`, "upgrade stead to the version that wrote the dump");
+  }
+  for (const t of TRANSFER_TABLES) {
+    const v = value[t] ?? empty;
+    if (!check(v)) throw badDump(name, `has an invalid ${what} for table ${t}: ${shown(v)}`);
+    out[t] = v;
+  }
+  return out;
+}
+
+const isDigest = (v: unknown): v is TableDigest => isObject(v) && isCount(v.rows) && typeof v.sha256 === "string" && /^[0-9a-f]{64}$/.test(v.sha256);
+const EMPTY_DIGEST: TableDigest = { rows: 0, sha256: "0".repeat(64) };
+
+export function parseHeader(text: string | undefined, name: string): DumpHeader {
+  if (text === undefined) throw badDump(name, "is empty, not a Stead export");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (!isObject(value) || !("stead-export" in value)) throw badDump(name, "is not a Stead export (its first line is not an export header)", "pass a file written by `stead export`");
+  const version = value["stead-export"];
+  if (!Number.isSafeInteger(version) || (version as number) < 1) throw badDump(name, `has an invalid export version ${shown(version)}`);
+  if ((version as number) > DUMP_VERSION) {
+    throw badDump(name, `is a version ${String(version)} export, newer than this Stead reads (${DUMP_VERSION})`, "upgrade stead to the version that wrote the dump, then import again");
+  }
+  const schema = value.schema;
+  if (!Number.isSafeInteger(schema) || (schema as number) < 1) throw badDump(name, `has an invalid schema version ${shown(schema)}`);
+  if ((schema as number) > TRANSFER_SCHEMA_VERSION) {
+    throw badDump(name, `holds a store of schema version ${String(schema)}, newer than this Stead's ${TRANSFER_SCHEMA_VERSION}`, "upgrade stead to the version that wrote the dump, then import again");
+  }
+  if (typeof value.source !== "string") throw badDump(name, "does not name its source store's dialect");
+  if (value.digest !== DIGEST_NAME) throw badDump(name, `uses digest ${shown(value.digest)}, which this Stead does not know`, "upgrade stead to the version that wrote the dump");
+  return {
+    "stead-export": version as number,
+    schema: schema as number,
+    source: value.source,
+    digest: DIGEST_NAME,
+    tables: perTable(value.tables, name, "row count", isCount, 0),
+  };
+}
+
+/**
+ * Parses one line after the header. Rows must come table by table in TRANSFER_TABLES order;
+ * `lastTable` is the index of the previous row's table (-1 before the first row).
+ */
+export function parseLine(text: string, name: string, lineNo: number, lastTable: number): DumpLine {
+  const where = `${name} line ${lineNo}`;
+  const value = parseJson(text, name, lineNo);
+  if (!isObject(value)) throw badDump(where, "is not a dump line");
+  if ("stead-export-end" in value) {
+    if (value["stead-export-end"] !== DUMP_VERSION) throw badDump(where, `has an invalid trailer version ${shown(value["stead-export-end"])}`);
+    return { kind: "trailer", trailer: { "stead-export-end": DUMP_VERSION, tables: perTable(value.tables, where, "digest", isDigest, EMPTY_DIGEST) } };
+  }
+  const table = value.t;
+  const index = (TRANSFER_TABLES as readonly unknown[]).indexOf(table);
+  if (index < 0) throw badDump(where, `names an unknown table ${shown(table)}`);
+  if (index < lastTable) throw badDump(where, `is a ${String(table)} row after the ${TRANSFER_TABLES[lastTable]} rows: the dump is out of order`);
+  if (!isObject(value.r)) throw badDump(where, "has no row object");
+  return { kind: "row", table: table as TransferTable, row: canonicalRow(table as TransferTable, value.r as TransferRow, where), bytes: text.length };
+}

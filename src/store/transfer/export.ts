@@ -1,0 +1,101 @@
+import { once } from "node:events";
+import type { Writable } from "node:stream";
+import { SteadError } from "../../errors.js";
+import { TRANSFER_TABLES, type Store, type TransferTable } from "../types.js";
+import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
+import { DIGEST_NAME, DUMP_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
+
+export interface ExportOptions {
+  /** Rows per `readRows` page. */
+  pageRows?: number;
+  /**
+   * Export even while a worker holds a live lease. The dump is then whatever the pages read, not
+   * one moment of the store, and the worker may go on writing to the old store after it.
+   */
+  allowLive?: boolean;
+}
+
+export interface ExportSummary {
+  source: string;
+  schema: number;
+  tables: StoreDigest;
+}
+
+/**
+ * Writes every row of `store` to `out` as a dump (see dump-format.ts). Does not end `out`.
+ *
+ * The store is read twice: once for the header's counts, once for the rows. If the two reads
+ * disagree, something wrote to the store meanwhile: the trailer is not written (so the partial
+ * dump can never be imported) and the export fails.
+ */
+export async function exportStore(store: Store, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
+  const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
+  const info = await store.check();
+  if (!options.allowLive) await refuseLiveLeases(store);
+  const counted = await digestStore(store, pageRows);
+  const header: DumpHeader = {
+    "stead-export": DUMP_VERSION,
+    schema: info.schemaVersion,
+    source: store.dialect,
+    digest: DIGEST_NAME,
+    tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, counted[t].rows])) as Record<TransferTable, number>,
+  };
+  await write(out, `${JSON.stringify(header)}\n`);
+  const written = {} as StoreDigest;
+  for (const table of TRANSFER_TABLES) {
+    const d = new TableDigester();
+    for await (const page of pagesOf(store, table, pageRows)) {
+      let chunk = "";
+      for (const row of page) {
+        const json = JSON.stringify(row);
+        d.add(json);
+        chunk += `{"t":${JSON.stringify(table)},"r":${json}}\n`;
+      }
+      await write(out, chunk);
+    }
+    written[table] = d.digest();
+  }
+  const changed = digestDifferences(counted, written, "the first read", "the second");
+  if (changed.length > 0) {
+    throw new SteadError("STEAD_INVALID_STATE", `the store at ${store.location} changed during the export (${changed.join("; ")}); the dump was left without its trailer`, {
+      fix: "stop every worker and command using the store, then export again",
+    });
+  }
+  const trailer: DumpTrailer = { "stead-export-end": DUMP_VERSION, tables: written };
+  await write(out, `${JSON.stringify(trailer)}\n`);
+  return { source: store.dialect, schema: info.schemaVersion, tables: written };
+}
+
+/**
+ * A worker holding a live lease may commit after its rows were read: those writes would be left
+ * behind in the old store. Lease times are compared with this process's clock, which for a shared
+ * store is close to, not exactly, the store's own.
+ */
+async function refuseLiveLeases(store: Store): Promise<void> {
+  const now = Date.now();
+  const live = (await store.listRuns({ status: ["running"], limit: 10_000 })).filter((r) => r.leaseOwner !== null && (r.leaseExpiresAt ?? 0) > now);
+  const first = live[0];
+  if (!first) return;
+  throw new SteadError(
+    "STEAD_INVALID_STATE",
+    `${live.length} run(s) of ${store.location} are running under a live lease (run ${first.id}, worker ${first.leaseOwner ?? "?"}${first.ownerHost ? ` on ${first.ownerHost}` : ""}): an export now would miss their next steps`,
+    { runId: first.id, fix: "stop the workers first (a stopped worker hands its runs back), then export again" },
+  );
+}
+
+/** Writes `chunk`, waiting for `out` to drain when its buffer is full; rejects if `out` fails. */
+async function write(out: Writable, chunk: string): Promise<void> {
+  if (out.errored) throw out.errored;
+  if (out.writableEnded || out.destroyed) throw new Error("the export's output stream was closed before the export ended");
+  if (out.write(chunk)) return;
+  const stop = new AbortController();
+  try {
+    const ended = await Promise.race([
+      once(out, "drain", { signal: stop.signal }).then(() => false),
+      once(out, "close", { signal: stop.signal }).then(() => true),
+    ]);
+    if (ended) throw out.errored ?? new Error("the export's output stream was closed before the export ended");
+  } finally {
+    stop.abort();
+  }
+}

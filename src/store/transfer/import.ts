@@ -1,0 +1,232 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { StringDecoder } from "node:string_decoder";
+import { SteadError } from "../../errors.js";
+import { TRANSFER_TABLES, type Store, type TransferRow, type TransferTable } from "../types.js";
+import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
+import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
+
+/** A dump to read: a stream (read once: it is copied to a temp file), or a function opening it anew each time. */
+export type DumpInput = Readable | (() => Readable);
+
+/**
+ * A dump read to its end and found whole: header, rows and trailer agree (counts and digests).
+ * Rows are written to a store only from a verified dump, so a truncated or corrupted one changes nothing.
+ */
+export class VerifiedDump {
+  private constructor(
+    /** How messages name the dump (a file path, "standard input"). */
+    readonly name: string,
+    readonly header: DumpHeader,
+    readonly tables: StoreDigest,
+    private readonly reopen: () => Readable,
+    private readonly spoolDir: string | undefined,
+  ) {}
+
+  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_INPUT naming the first problem. */
+  static async from(input: DumpInput, name = "the dump"): Promise<VerifiedDump> {
+    let reopen: () => Readable;
+    let spoolDir: string | undefined;
+    if (typeof input === "function") {
+      reopen = input;
+    } else {
+      spoolDir = await mkdtemp(join(tmpdir(), "stead-import-"));
+      const file = join(spoolDir, "dump.jsonl");
+      try {
+        await pipeline(input, createWriteStream(file));
+      } catch (e) {
+        await rm(spoolDir, { recursive: true, force: true });
+        throw unreadable(name, e);
+      }
+      reopen = () => createReadStream(file);
+    }
+    try {
+      const { header, tables } = await scanDump(reopen(), name);
+      return new VerifiedDump(name, header, tables, reopen, spoolDir);
+    } catch (e) {
+      if (spoolDir) await rm(spoolDir, { recursive: true, force: true });
+      throw unreadable(name, e);
+    }
+  }
+
+  open(): Readable {
+    return this.reopen();
+  }
+
+  /** Removes the temp copy of a streamed dump. */
+  async dispose(): Promise<void> {
+    if (this.spoolDir) await rm(this.spoolDir, { recursive: true, force: true });
+  }
+}
+
+/** A read failure of the dump itself (missing file, a directory, no permission) as the user's error. */
+function unreadable(name: string, e: unknown): unknown {
+  if (e instanceof SteadError || typeof (e as NodeJS.ErrnoException | null)?.code !== "string") return e;
+  return badDump(name, `cannot be read (${(e as Error).message})`, "pass a readable file written by `stead export`");
+}
+
+export interface ImportOptions {
+  /** How messages name the dump when `input` is not a VerifiedDump. */
+  name?: string;
+  /** A `writeRows` call (one transaction) carries at most this many rows... */
+  batchRows?: number;
+  /** ...and about this many bytes of dump text. */
+  batchBytes?: number;
+}
+
+export interface ImportSummary {
+  /** The target store. */
+  location: string;
+  dialect: string;
+  /** Dialect and schema version of the store the dump was taken from. */
+  source: string;
+  schema: number;
+  /** Counts and digests, equal in the dump and in the target store read back. */
+  tables: StoreDigest;
+}
+
+/**
+ * Imports a dump into `store`, which must hold no rows: verifies the whole dump first (nothing is
+ * written from a truncated or corrupted one), creates the schema if needed, writes the rows as they
+ * are in batches, then reads the store back and checks every table's count and digest against
+ * the dump's trailer.
+ */
+export async function importStore(store: Store, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
+  const dump = input instanceof VerifiedDump ? input : await VerifiedDump.from(input, options.name);
+  try {
+    await store.migrate();
+    const info = await store.check();
+    if (dump.header.schema > info.schemaVersion) {
+      throw new SteadError("STEAD_STORE_TOO_NEW", `${dump.name} holds a store of schema version ${dump.header.schema}; the target store at ${store.location} is at ${info.schemaVersion}`, {
+        fix: "upgrade stead to the version that wrote the dump, run `stead migrate` on the target, then import again",
+      });
+    }
+    await refuseNonEmpty(store);
+    await writeDump(store, dump, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024);
+    const back = await digestStore(store);
+    const diffs = digestDifferences(dump.tables, back, "the dump", "the store");
+    if (diffs.length > 0) {
+      throw new SteadError("STEAD_INVALID_STATE", `the store at ${store.location} does not match ${dump.name} after the import: ${diffs.join("; ")}`, {
+        fix: `something else wrote to the store during the import: ${REMOVE_PARTIAL}`,
+      });
+    }
+    return { location: store.location, dialect: store.dialect, source: dump.header.source, schema: dump.header.schema, tables: back };
+  } finally {
+    if (!(input instanceof VerifiedDump)) await dump.dispose();
+  }
+}
+
+const REMOVE_PARTIAL = "remove the target (delete the SQLite file, or drop and re-create the Postgres database), then import again";
+
+async function refuseNonEmpty(store: Store): Promise<void> {
+  for (const table of TRANSFER_TABLES) {
+    const [row] = await store.readRows(table, null, 1);
+    if (!row) continue;
+    throw new SteadError(
+      "STEAD_BAD_INPUT",
+      table === "runs" ? `the store at ${store.location} already holds runs (run ${String(row.id)}, and maybe more)` : `the store at ${store.location} already holds ${table} rows`,
+      { fix: "import into a new, empty store: a path where no file exists yet, or an empty Postgres database (createdb)" },
+    );
+  }
+}
+
+async function writeDump(store: Store, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
+  let batch: TransferRow[] = [];
+  let table: TransferTable | undefined;
+  let bytes = 0;
+  let written = 0;
+  const flush = async () => {
+    if (table === undefined || batch.length === 0) return;
+    await store.writeRows(table, batch);
+    written += batch.length;
+    batch = [];
+    bytes = 0;
+  };
+  try {
+    const { tables } = await scanDump(dump.open(), dump.name, async (t, row, size) => {
+      if (t !== table || batch.length >= batchRows || bytes + size > batchBytes) await flush();
+      table = t;
+      batch.push(row);
+      bytes += size;
+    });
+    await flush();
+    // The dump was verified before; a second read that differs means the file changed in between.
+    const diffs = digestDifferences(dump.tables, tables, "the first read", "the second");
+    if (diffs.length > 0) throw badDump(dump.name, `changed while it was imported: ${diffs.join("; ")}`);
+  } catch (e) {
+    if (written === 0) throw e;
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new SteadError("STEAD_INVALID_STATE", `the import into ${store.location} stopped after ${written} rows: ${msg}`, {
+      fix: `the store now holds part of the dump: ${REMOVE_PARTIAL}`,
+      cause: e,
+    });
+  }
+}
+
+/**
+ * Reads a dump from its header to its trailer, checking each line and, at the end, every table's
+ * count and digest against the header and trailer. `onRow` sees each row, in dump order.
+ */
+async function scanDump(
+  readable: Readable,
+  name: string,
+  onRow?: (table: TransferTable, row: TransferRow, bytes: number) => Promise<void>,
+): Promise<{ header: DumpHeader; tables: StoreDigest }> {
+  const digesters = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, new TableDigester()])) as Record<TransferTable, TableDigester>;
+  let header: DumpHeader | undefined;
+  let trailer: DumpTrailer | undefined;
+  let lastTable = -1;
+  let lineNo = 0;
+  for await (const { text, complete } of linesOf(readable)) {
+    lineNo++;
+    if (header === undefined) header = parseHeader(text, name);
+    if (!complete && text.trim() !== "") {
+      // A last line without its newline: export writes whole lines, so the dump was cut short.
+      throw badDump(name, `ends in the middle of line ${lineNo}: it is truncated`);
+    }
+    if (lineNo === 1) continue;
+    if (trailer !== undefined) {
+      if (text.trim() === "") continue;
+      throw badDump(`${name} line ${lineNo}`, "follows the trailer line, which must be the last");
+    }
+    const line = parseLine(text, name, lineNo, lastTable);
+    if (line.kind === "trailer") {
+      trailer = line.trailer;
+      continue;
+    }
+    lastTable = TRANSFER_TABLES.indexOf(line.table);
+    digesters[line.table].add(JSON.stringify(line.row));
+    if (onRow) await onRow(line.table, line.row, line.bytes);
+  }
+  if (header === undefined) throw badDump(name, "is empty, not a Stead export", "pass a file written by `stead export`");
+  if (trailer === undefined) throw badDump(name, `ends at line ${lineNo} without its trailer line: it is truncated`);
+  const tables = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, digesters[t].digest()])) as StoreDigest;
+  const problems = digestDifferences(trailer.tables, tables, "its trailer", "its rows");
+  for (const t of TRANSFER_TABLES) {
+    if (header.tables[t] !== tables[t].rows && trailer.tables[t].rows === tables[t].rows) problems.push(`${t}: ${header.tables[t]} rows in its header, ${tables[t].rows} in its rows`);
+  }
+  if (problems.length > 0) throw badDump(name, `is corrupted: ${problems.join("; ")}`);
+  return { header, tables };
+}
+
+/** Lines of a UTF-8 stream, without their "\n" (or "\r\n"); `complete` is false for a last line with no newline. */
+async function* linesOf(readable: Readable): AsyncGenerator<{ text: string; complete: boolean }> {
+  const decoder = new StringDecoder("utf8");
+  let rest = "";
+  for await (const chunk of readable as AsyncIterable<Buffer | string>) {
+    rest += typeof chunk === "string" ? chunk : decoder.write(chunk);
+    let start = 0;
+    for (let i = rest.indexOf("\n"); i >= 0; i = rest.indexOf("\n", start)) {
+      const end = i > start && rest.charCodeAt(i - 1) === 13 ? i - 1 : i;
+      yield { text: rest.slice(start, end), complete: true };
+      start = i + 1;
+    }
+    rest = rest.slice(start);
+  }
+  rest += decoder.end();
+  if (rest.length > 0) yield { text: rest, complete: false };
+}

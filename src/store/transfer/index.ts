@@ -1,0 +1,12 @@
+/** Moving a store: dumps (`stead export` / `stead import`) and comparing two stores of any dialects. */
+export { exportStore } from "./export.js";
+export type { ExportOptions, ExportSummary } from "./export.js";
+export { importStore, VerifiedDump } from "./import.js";
+export type { DumpInput, ImportOptions, ImportSummary } from "./import.js";
+export { verifyStores } from "./verify.js";
+export type { StoreComparison } from "./verify.js";
+export { digestStore } from "./digest.js";
+export type { StoreDigest, TableDigest } from "./digest.js";
+export { DUMP_VERSION } from "./dump-format.js";
+export type { DumpHeader, DumpTrailer } from "./dump-format.js";
+export { TABLE_SCHEMAS, TRANSFER_SCHEMA_VERSION } from "./tables.js";

@@ -1,0 +1,106 @@
+/**
+ * Postgres for test files.
+ *
+ *   const db = await freshDatabase("my-case");   // an empty database on the run's shared server
+ *   ... new PostgresStore({ connectionString: db.url }) ...
+ *   await db.drop();                              // terminates its connections and drops it
+ *
+ * The shared server (see postgres-global.ts) is never stopped by tests. A test that needs to
+ * stop or restart Postgres starts a private server, which only it uses:
+ *
+ *   describe.skipIf(PRIVATE_SERVER_UNAVAILABLE)("…", () => {
+ *     let server: PrivateServer;
+ *     beforeAll(async () => { server = await startPrivateServer(); });
+ *     afterAll(() => server.close());
+ *     it("…", async () => { await server.restart(2_000); });  // down 2 s, same port, same data
+ *   });
+ */
+import { inject } from "vitest";
+import { createDatabase, databaseName, dropDatabase, withDatabase } from "./databases.js";
+import { adminUrlOf, createEmbeddedServer, type ServerHandle, type StopMode } from "./embedded-server.js";
+import type { ProvidedPostgres } from "./provided.js";
+
+export interface TestDatabase {
+  name: string;
+  /** Connection URL of the new database, with the admin user's credentials. */
+  url: string;
+  /** Terminates the database's connections and drops it. Idempotent. */
+  drop(): Promise<void>;
+}
+
+export function postgresSetup(): ProvidedPostgres {
+  const provided = inject("steadPostgres");
+  if (!provided) throw new Error("no Postgres was provided to this test: vitest.config.ts must list test/setup/postgres-global.ts in globalSetup");
+  return provided;
+}
+
+async function freshDatabaseOn(adminUrl: string, prefix: string, label: string): Promise<TestDatabase> {
+  const name = databaseName(prefix, label);
+  await createDatabase(adminUrl, name);
+  let dropped = false;
+  return {
+    name,
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await dropDatabase(adminUrl, name);
+    },
+  };
+}
+
+/** A new, empty database on the run's shared server, named after `label`. */
+export async function freshDatabase(label: string): Promise<TestDatabase> {
+  const { adminUrl, databasePrefix } = postgresSetup();
+  return freshDatabaseOn(adminUrl, databasePrefix, label);
+}
+
+/**
+ * Why private servers cannot be started in this run, or undefined when they can. With
+ * STEAD_TEST_DATABASE_URL the user chose an external server (often because embedded binaries do
+ * not run on their machine), so tests that need to stop Postgres skip and say so.
+ */
+export const PRIVATE_SERVER_UNAVAILABLE: string | undefined = process.env.STEAD_TEST_DATABASE_URL
+  ? "STEAD_TEST_DATABASE_URL is set: tests do not start, stop or restart Postgres servers of their own"
+  : undefined;
+
+export interface PrivateServer {
+  /** Admin URL (database `postgres`); the port stays the same across restarts. */
+  readonly adminUrl: string;
+  readonly port: number;
+  /** Plain-JSON description, for a child process that must reach the same server. */
+  readonly handle: ServerHandle;
+  freshDatabase(label: string): Promise<TestDatabase>;
+  /** "fast" (default) disconnects clients and shuts down cleanly; "immediate" is a crash (recovery at next start). */
+  stop(mode?: StopMode): Promise<void>;
+  /** Starts it again on the same port and data dir; waits until it accepts connections. */
+  start(): Promise<void>;
+  /** stop(mode), stay down `downMs`, start(). */
+  restart(downMs: number, mode?: StopMode): Promise<void>;
+  running(): boolean;
+  /** Stops the server and removes its files. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A server of this test's own (about 1 s to start), which it may stop and restart at will. */
+export async function startPrivateServer(): Promise<PrivateServer> {
+  if (PRIVATE_SERVER_UNAVAILABLE) throw new Error(PRIVATE_SERVER_UNAVAILABLE);
+  const server = await createEmbeddedServer();
+  const h = server.handle;
+  const adminUrl = adminUrlOf(h);
+  return {
+    adminUrl,
+    port: h.port,
+    handle: h,
+    freshDatabase: (label) => freshDatabaseOn(adminUrl, "stead_p", label),
+    stop: (mode = "fast") => server.stop(mode),
+    start: () => server.start(),
+    async restart(downMs, mode = "fast") {
+      await server.stop(mode);
+      await new Promise((r) => setTimeout(r, downMs));
+      await server.start();
+    },
+    running: () => server.running(),
+    close: () => server.destroy(),
+  };
+}
