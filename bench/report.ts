@@ -29,6 +29,20 @@ export interface Row {
   value: string;
   target: string;
   pass: boolean | null;
+  /** Printed after the result, e.g. why a figure should not be trusted. */
+  note?: string;
+}
+
+/**
+ * A note when repeats of one figure disagree by more than `tolerance` (max / min): the machine was
+ * busy, so the median is a rough figure. Undefined when the repeats agree.
+ */
+export function noisy(xs: readonly number[], tolerance = 1.5): string | undefined {
+  const pos = xs.filter((x) => Number.isFinite(x) && x > 0);
+  if (pos.length < 2) return undefined;
+  const lo = Math.min(...pos);
+  const hi = Math.max(...pos);
+  return hi / lo > tolerance ? `noisy: repeats span ${fmt(lo, lo < 10 ? 2 : 0)}..${fmt(hi, hi < 10 ? 2 : 0)}` : undefined;
 }
 
 export function printTable(rows: readonly Row[]): void {
@@ -40,7 +54,10 @@ export function printTable(rows: readonly Row[]): void {
   const line = (a: string, b: string, c: string, d: string) => `  ${a.padEnd(w[0] ?? 0)}  ${b.padStart(w[1] ?? 0)}  ${c.padEnd(w[2] ?? 0)}  ${d}`;
   console.log(line("metric", "value", "target", "result"));
   console.log(line("-".repeat(w[0] ?? 0), "-".repeat(w[1] ?? 0), "-".repeat(w[2] ?? 0), "------"));
-  for (const r of rows) console.log(line(r.name, r.value, r.target, r.pass === null ? "" : r.pass ? "PASS" : "MISS"));
+  for (const r of rows) {
+    const result = r.pass === null ? "" : r.pass ? "PASS" : "MISS";
+    console.log(line(r.name, r.value, r.target, r.note ? `${result.padEnd(4)}  (${r.note})` : result).trimEnd());
+  }
 }
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import type { Store } from "../src/index.js";
+import { timeCommits } from "./commit-timer.js";
 import { stead as lib } from "./lib.js";
 import { stepResult } from "./report.js";
 
@@ -12,17 +13,33 @@ export const sequential = lib.workflow("bench-w1-sequential", async (ctx, input:
   return { steps: input.steps };
 });
 
-/** Time per step of one run executed by a worker on an SQLite store (synchronous=FULL, the default). */
-export async function steadSequential(dir: string, steps: number): Promise<{ usPerStep: number; transactions: number }> {
-  const stead = lib.createStead({ store: join(dir, "stead.db") });
+export interface SequentialResult {
+  usPerStep: number;
+  /** Of usPerStep, the time spent inside store.commit (per step); NaN unless asked for. */
+  commitUsPerStep: number;
+  transactions: number;
+}
+
+/**
+ * Time per step of one run executed by a worker with default settings, on a store given by its
+ * location (an SQLite path or a postgres:// URL) or as an object. `timeCommits` splits the figure
+ * into store and engine time, at the cost of one more promise per commit.
+ */
+export async function steadSequential(store: string | Store, steps: number, options: { timeCommits?: boolean } = {}): Promise<SequentialResult> {
+  const stead = lib.createStead({ store });
   try {
     const { id } = await stead.start(sequential, { steps });
     const worker = stead.worker({ definitions: [sequential], concurrency: 1 });
     const outcome = new Promise<string>((resolve) => worker.on("outcome", (runId, o) => runId === id && resolve(o.kind)));
+    const commits = options.timeCommits ? timeCommits(stead.store) : { ms: NaN, calls: 0 };
     worker.start();
     const kind = await outcome;
     if (kind !== "completed") throw new Error(`W1 run ${id} ended ${kind}, not completed`);
-    return { usPerStep: ((clock.last - clock.first) * 1000) / steps, transactions: worker.commitStats.transactions };
+    return {
+      usPerStep: ((clock.last - clock.first) * 1000) / steps,
+      commitUsPerStep: (commits.ms * 1000) / steps,
+      transactions: worker.commitStats.transactions,
+    };
   } finally {
     await stead.close();
   }

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import type { Store } from "../src/index.js";
 import { stead as lib } from "./lib.js";
 import { stepResult } from "./report.js";
 
@@ -12,18 +12,19 @@ export const concurrent = lib.workflow("bench-w2-concurrent", async (ctx, input:
 });
 
 /**
- * `runs` runs of `steps` steps in one worker with concurrency `runs`: from the first run's first
+ * `runs` runs of `steps` steps in one worker with concurrency `runs`, on a store given by its
+ * location (an SQLite path or a postgres:// URL) or as an object: from the first run's first
  * step to the last run's last step. Every step still waits for its own durable commit; group
  * commit lets steps of different runs share one.
  */
 export async function steadConcurrent(
-  dir: string,
+  store: string | Store,
   runs: number,
   steps: number,
 ): Promise<{ stepsPerSec: number; transactions: number; units: number }> {
   clock.first = Infinity;
   clock.last = 0;
-  const stead = lib.createStead({ store: join(dir, "stead.db") });
+  const stead = lib.createStead({ store });
   try {
     const ids = new Set<string>();
     for (let r = 0; r < runs; r++) ids.add((await stead.start(concurrent, { steps })).id);

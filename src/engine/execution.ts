@@ -211,6 +211,9 @@ export class Execution {
       this.finish({ kind: "lease-lost" });
       return never();
     }
+    // Aborted while the write was in flight (lease or presence lost): it landed under the old
+    // fence, but another execution may own the run by now; resume no user code (an effect would run twice).
+    if (this.isFinished()) return never();
     if (r.pauseRequested && this.state === "running") this.flagPause();
   }
 

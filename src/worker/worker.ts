@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
 import { SteadError } from "../errors.js";
-import { crashPoint } from "../engine/crash-points.js";
+import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
 import { Execution, type ExecutionOutcome } from "../engine/execution.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
-import type { ClaimedRun, Owner, Store, WorkerAttachment } from "../store/types.js";
+import type { ClaimedRun, Owner, Store, Unit, WorkerAttachment } from "../store/types.js";
 import { GroupCommitter } from "./group-commit.js";
 import { newOwner } from "./owner.js";
 import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
@@ -57,6 +57,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private ticking = false;
+  private renewing = false;
   private tickAgain = false;
   private state: "idle" | "running" | "stopping" | "stopped" = "idle";
   private runIds: readonly string[] | undefined;
@@ -85,7 +86,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.graceMs = options.graceMs ?? 30_000;
     this.committer = new GroupCommitter(store, {
       maxBatch: store.maxUnitsPerCommit ?? 500,
-      beforeCommit: (units) => crashPoint("mid-group-commit", units.flatMap((u) => u.flatMap((m) => m.steps?.map((s) => s.stepId) ?? []))),
+      // Only when armed: a store that must host a hook between its write and its COMMIT (Postgres)
+      // needs a second round trip per commit for it.
+      ...(crashPointArmed("mid-group-commit")
+        ? { beforeCommit: (units: Unit[]) => crashPoint("mid-group-commit", units.flatMap((u) => u.flatMap((m) => m.steps?.map((s) => s.stepId) ?? []))) }
+        : {}),
     });
   }
 
@@ -162,6 +167,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void this.attach();
   }
 
+  /** Whether this worker may claim: always with a private store; with a shared one, only while its presence is registered. */
+  private present(): boolean {
+    return !this.store.attachWorker || this.attachment !== undefined;
+  }
+
   /** Claims again soon (a run of ours finished and may have woken its parent, or an answer arrived). */
   kick(): void {
     if (this.state !== "running") return;
@@ -185,23 +195,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
       }
       const free = this.concurrency - this.active.size;
-      if (free > 0 && this.state === "running") {
+      // Presence may be lost while this tick waits on the store (a database restart): a claim
+      // under an identity whose liveness lock is not held is judged gone by every worker at once.
+      const owner = this.ownerNow;
+      if (free > 0 && this.state === "running" && this.present()) {
         const claimed = await this.store.claim({
-          owner: this.owner,
+          owner,
           definitions: [...this.byName.keys()],
           limit: free,
           leaseMs: this.leaseMs,
           now: Date.now(),
           ...(this.runIds ? { runIds: this.runIds } : {}),
         });
-        for (const c of claimed) this.execute(c);
+        // Claimed under an identity lost meanwhile: its leases are a gone owner's, taken over by the sweep.
+        if (owner === this.ownerNow) for (const c of claimed) this.execute(c);
       }
     } catch (e) {
       this.report(e);
     } finally {
       this.ticking = false;
     }
-    if (this.state !== "running") return;
+    // Without presence, attach() kicks once it is registered again.
+    if (this.state !== "running" || !this.present()) return;
     if (this.tickAgain) {
       this.tickAgain = false;
       this.pollTimer = setTimeout(() => void this.tick(), 0);
@@ -232,7 +247,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async heartbeat(): Promise<void> {
-    if (this.active.size === 0) return;
+    // Checked at every beat, not only when a renewal fails: a renewal on a connection that went
+    // silent may hang long past the lease.
+    this.abortStale();
+    if (this.active.size === 0 || this.renewing) return;
+    this.renewing = true;
     const leases = [...this.active.values()].map((a) => ({ runId: a.exec.runId, fence: a.exec.fence }));
     const now = Date.now();
     try {
@@ -243,10 +262,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
     } catch (e) {
       this.report(e);
-      for (const a of this.active.values()) {
-        // Stop before the lease can expire: once it has, another worker may own the run.
-        if (Date.now() - a.renewedAt >= this.leaseMs * 0.75) a.exec.abort("lease-lost");
-      }
+      this.abortStale();
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /** Stops runs whose lease was not renewed for 3/4 of its length: past expiry another worker may own them. */
+  private abortStale(): void {
+    for (const a of this.active.values()) {
+      if (Date.now() - a.renewedAt >= this.leaseMs * 0.75) a.exec.abort("lease-lost");
     }
   }
 

@@ -389,6 +389,27 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         expect((await store.journal("r1")).map((s) => s.stepId)).toEqual(["ok-step"]);
       });
 
+      // The shape of almost every write (a step's outcome): stores may give it a path of its own.
+      it("refuses a plain step write with a stale fence or another owner, alone in its commit, and changes nothing", async () => {
+        await created("r1");
+        expect(await claimed("r1", "w1", clock.now(), owner("w1"), clock.lease)).toBe(1);
+        await clock.advance(clock.lease + clock.epsilon);
+        const [c2] = await store.claim({ owner: owner("w2"), definitions: [DEF_A], limit: 1, leaseMs: LEASE, now: clock.now(), runIds: ["r1"] });
+        expect(c2?.run.fence).toBe(2);
+        const before = await snapshot(store, "r1");
+        const plain = { steps: [step(0, "late-step")], run: { lostClaims: 0 }, events: [{ type: "step.completed" }] };
+        expect(await commitOne(store, [fenced("r1", 1, "w1", plain)])).toMatchObject({ ok: false, reason: "lease", runId: "r1", status: "running" });
+        expect(await commitOne(store, [fenced("r1", 2, "w1", plain)])).toMatchObject({ ok: false, reason: "lease", runId: "r1" });
+        expect(await commitOne(store, [fenced("r1", 1, "w2", plain)])).toMatchObject({ ok: false, reason: "lease", runId: "r1" });
+        expect(await commitOne(store, [fenced("missing-run", 1, "w1", plain)])).toMatchObject({ ok: false, reason: "missing", runId: "missing-run" });
+        expect(await snapshot(store, "r1")).toEqual(before);
+        expect(await commitOne(store, [fenced("r1", 2, "w2", plain)])).toMatchObject({ ok: true, pauseRequested: false });
+        expect((await store.journal("r1")).map((s) => [s.stepId, s.status])).toEqual([["late-step", "completed"]]);
+        expect((await store.events({ runId: "r1" })).filter((e) => e.type === "step.completed")).toHaveLength(1);
+        expect(c2?.run.lostClaims).toBe(1);
+        expect((await store.getRun("r1"))?.lostClaims).toBe(0);
+      });
+
       it("refuses a fenced write once the run is no longer running, even with its last fence", async () => {
         const t = clock.now();
         await created("r1");

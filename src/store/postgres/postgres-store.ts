@@ -36,6 +36,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Per-statement timeout in ms. Default 30 000. */
   statementTimeoutMs?: number;
+  /** A session idle inside a transaction this long is ended by the server, releasing its locks. Default 10 000 ms. */
+  idleInTransactionTimeoutMs?: number;
   /** Connect timeout in ms. Default 10 000. */
   connectTimeoutMs?: number;
   /** Create the schema in an empty database. Default true. */
@@ -83,12 +85,19 @@ export class PostgresStore implements Store {
       connectionString: options.connectionString,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       statement_timeout: options.statementTimeoutMs ?? 30_000,
+      // A process frozen (SIGSTOP, a stalled VM) inside a transaction would keep its rows locked,
+      // and SKIP LOCKED claims would pass over them until its connection died.
+      idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
       application_name: "stead",
     };
     this.pool = new pg.Pool({ ...this.config, max: options.poolSize ?? 10 });
     // An idle connection dropped by a server restart must not crash the process; the next
     // query gets a fresh connection.
     this.pool.on("error", () => undefined);
+    // The pool listens for errors only on idle connections; a checked-out one (transaction,
+    // commit) whose server goes away emits 'error' with no listener, which would kill the
+    // process. Its pending and next queries fail with a connection error and are retried.
+    this.pool.on("connect", (client) => client.on("error", () => undefined));
   }
 
   private async connect(): Promise<Client> {
@@ -350,16 +359,25 @@ export class PostgresStore implements Store {
       const backend = (client as unknown as { processID: number | null }).processID;
       let broken = false;
       try {
-        const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
         let raw: unknown;
+        const step = units.length === 1 ? simpleStepWrite(units[0]) : undefined;
         if (options.beforeCommit) {
+          const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
           const res = (await client.query(`BEGIN; ${call}`)) as unknown as pg.QueryResult[];
           raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
           options.beforeCommit();
           await client.query("COMMIT");
+        } else if (step) {
+          // One statement in autocommit is its own transaction: atomic, one round trip, planned once.
+          const res = await client.query({
+            name: "stead_step_commit",
+            text: STEP_COMMIT_SQL,
+            values: [step.runId, step.fence, step.owner, JSON.stringify(step.steps), JSON.stringify(step.events), token, step.lostClaims],
+          });
+          raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         } else {
-          const res = (await client.query(`BEGIN; ${call}; COMMIT`)) as unknown as pg.QueryResult[];
-          raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
+          const res = await client.query({ name: "stead_commit", text: "SELECT stead_commit_logged($1, $2::jsonb) AS r", values: [token, payload] });
+          raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         }
         return parseResults(raw, units);
       } catch (e) {
@@ -575,6 +593,74 @@ export class PostgresStore implements Store {
 
 /** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
 const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean" };
+
+/**
+ * The write almost every step makes: under its lease, journal rows, events, and lost_claims back to
+ * 0. It has its own statement (STEP_COMMIT_SQL) with exactly stead_apply_mutation's semantics for
+ * this shape, minus the PL/pgSQL and JSON-unit overhead. Anything else takes stead_commit_logged.
+ */
+interface SimpleStepWrite {
+  runId: string;
+  fence: number;
+  owner: string;
+  steps: unknown[];
+  events: unknown[];
+  lostClaims: number | null;
+}
+
+const SIMPLE_KEYS = new Set(["runId", "expect", "run", "steps", "events"]);
+
+function simpleStepWrite(unit: Unit | undefined): SimpleStepWrite | undefined {
+  const m = unit?.length === 1 ? unit[0] : undefined;
+  if (!m || m.optional || !m.expect?.lease) return undefined;
+  if (Object.keys(m).some((k) => !SIMPLE_KEYS.has(k) && (m as unknown as Record<string, unknown>)[k] !== undefined)) return undefined;
+  const ex = m.expect;
+  const lease = ex.lease;
+  if (!lease || ex.status !== undefined || ex.openWait !== undefined || ex.openHold !== undefined) return undefined;
+  const patch = m.run ?? {};
+  if (Object.keys(patch).some((k) => k !== "lostClaims" && (patch as Record<string, unknown>)[k] !== undefined)) return undefined;
+  return {
+    runId: m.runId,
+    fence: lease.fence,
+    owner: lease.owner,
+    steps: (m.steps ?? []).map((st) => ({ ...st, output: st.output ?? null, error: st.error ?? null, completedAt: st.completedAt ?? null })),
+    events: m.events ?? [],
+    lostClaims: patch.lostClaims ?? null,
+  };
+}
+
+/**
+ * Data-modifying CTEs all run, on one snapshot; every write joins `r`, the run row locked FOR
+ * UPDATE only if the lease (fence, owner, running) holds, so a fenced-out writer changes nothing
+ * but the commit log that records its refusal.
+ */
+const STEP_COMMIT_SQL = `
+WITH r AS (
+  SELECT id, pause_requested, lost_claims FROM runs
+  WHERE id = $1 AND fence = $2 AND lease_owner = $3 AND status = 'running' FOR UPDATE
+), u AS (
+  UPDATE runs SET lost_claims = $7::int, updated_at = stead_now_ms()
+  WHERE id = $1 AND $7::int IS NOT NULL AND EXISTS (SELECT 1 FROM r WHERE r.lost_claims <> $7::int)
+), s AS (
+  INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+  SELECT $1, x.seq, x."stepId", x.kind, x.status, x.attempt, x.output, x.error, x."startedAt", x."completedAt"
+  FROM r, jsonb_to_recordset($4::jsonb) AS x(seq int, "stepId" text, kind text, status text, attempt int, output text, error text, "startedAt" bigint, "completedAt" bigint)
+  ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
+    attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at
+), e AS (
+  INSERT INTO events (run_id, type, at, data)
+  SELECT $1, x.e->>'type', stead_now_ms(), coalesce(x.e->'data', '{}'::jsonb)::text
+  FROM r, jsonb_array_elements($5::jsonb) WITH ORDINALITY AS x(e, i) ORDER BY x.i
+), res AS (
+  SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM r) THEN jsonb_build_array(jsonb_build_object('ok', true, 'pauseRequested', (SELECT pause_requested FROM r)))
+    WHEN EXISTS (SELECT 1 FROM runs WHERE id = $1) THEN jsonb_build_array(jsonb_build_object('ok', false, 'reason', 'lease', 'runId', $1::text, 'status', (SELECT status FROM runs WHERE id = $1)))
+    ELSE jsonb_build_array(jsonb_build_object('ok', false, 'reason', 'missing', 'runId', $1::text))
+  END AS r
+), c AS (
+  INSERT INTO stead_commits (token, results, at) SELECT $6, res.r::text, stead_now_ms() FROM res
+)
+SELECT res.r FROM res`;
 
 function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
   const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as { ok: boolean; pauseRequested?: boolean; reason?: string; runId?: string; status?: string }[];
