@@ -182,7 +182,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
       return;
     }
     clearTimeout(this.pollTimer);
-    this.pollTimer = setTimeout(() => void this.tick(), 0);
+    this.schedule(0);
+  }
+
+  /** The tick in progress: stop() waits for it, so no claim lands after the worker has stopped. */
+  private tickDone: Promise<void> = Promise.resolve();
+
+  private schedule(ms: number): void {
+    this.pollTimer = setTimeout(() => {
+      this.tickDone = this.tick();
+    }, ms);
   }
 
   private async tick(): Promise<void> {
@@ -219,9 +228,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state !== "running" || !this.present()) return;
     if (this.tickAgain) {
       this.tickAgain = false;
-      this.pollTimer = setTimeout(() => void this.tick(), 0);
+      this.schedule(0);
     } else {
-      this.pollTimer = setTimeout(() => void this.tick(), this.pollMs);
+      this.schedule(this.pollMs);
     }
   }
 
@@ -283,6 +292,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state === "stopped" || this.state === "stopping") return;
     this.state = "stopping";
     clearTimeout(this.pollTimer);
+    await this.tickDone;
     const grace = options.graceMs ?? this.graceMs;
     const execs = [...this.active.values()].map((a) => a.exec);
     for (const e of execs) e.release();

@@ -552,7 +552,8 @@ export class PostgresStore implements Store {
          SELECT id, 'lease.expired', stead_now_ms(), json_build_object('fence', fence, 'reason', 'owner ' || lease_owner || ' is gone (its database connection closed)')::text FROM upd
          RETURNING run_id
        )
-       SELECT run_id FROM ev`,
+       -- Wake every worker: the one that noticed may have no free slot.
+       SELECT run_id, pg_notify('${WAKE_CHANNEL}', '') FROM ev`,
     );
     return rows.map((r) => String(r.run_id));
   }
