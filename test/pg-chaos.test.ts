@@ -11,11 +11,10 @@
  * STEAD_CHAOS_SEED=<n> replays a seed (printed in every failure).
  */
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { createStead, type Stead } from "../src/index.js";
-import { Sandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
+import { expect, it } from "vitest";
+import { type Stead } from "../src/index.js";
+import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { checkRuns, completeAll, gather, readLog } from "./fixtures/pg/checks.js";
-import { freshDatabase, type TestDatabase } from "./setup/postgres.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
 const RUNS = 300;
@@ -40,21 +39,15 @@ function seeded(seed: number): () => number {
   };
 }
 
-let db: TestDatabase;
 let box: Sandbox;
 let stead: Stead;
-beforeEach(async () => {
-  db = await freshDatabase("chaos");
-  box = new Sandbox({ store: db.url });
-  stead = createStead({ store: db.url });
-  await stead.ready();
-});
-afterEach(async () => {
-  await box?.killAll();
-  await stead?.close();
-  await db?.drop();
-  box?.remove();
-});
+useSandbox(
+  (b, s) => {
+    box = b;
+    stead = s;
+  },
+  { postgres: "chaos" },
+);
 
 it("300 runs on three hosts under a chaos loop of SIGKILLs (and SIGSTOP past the lease) all complete, with no step committed twice and no effect silently repeated", async () => {
   const seed = Number(process.env.STEAD_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));

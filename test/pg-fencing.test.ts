@@ -10,33 +10,26 @@
  *   back under a new identity, which takes them over as a gone owner's.
  */
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { createStead, type EventView, type RunInfo, type Stead } from "../src/index.js";
-import { poll, Sandbox, type Report, type WorkerConfig } from "./fixtures/crash/harness.js";
+import { expect, it } from "vitest";
+import { type EventView, type RunInfo, type Stead } from "../src/index.js";
+import { poll, Sandbox, useSandbox, type Report, type WorkerConfig } from "./fixtures/crash/harness.js";
 import { checkRuns, gather, readLog } from "./fixtures/pg/checks.js";
 import { withClient } from "./setup/databases.js";
-import { freshDatabase, type TestDatabase } from "./setup/postgres.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
 /** Steps s00..s03; s01 is slow (STEAD_TEST_SLOW_MS in the process that runs it) and logs its start. */
 const INPUT = { steps: 4, slow: 1 };
 const IDS = ["r1", "r2", "r3"];
 
-let db: TestDatabase;
 let box: Sandbox;
 let stead: Stead;
-beforeEach(async () => {
-  db = await freshDatabase("fencing");
-  box = new Sandbox({ store: db.url });
-  stead = createStead({ store: db.url });
-  await stead.ready();
-});
-afterEach(async () => {
-  await box?.killAll();
-  await stead?.close();
-  await db?.drop();
-  box?.remove();
-});
+useSandbox(
+  (b, s) => {
+    box = b;
+    stead = s;
+  },
+  { postgres: "fencing" },
+);
 
 const config = (extra: WorkerConfig): WorkerConfig => ({ workflows: WORKFLOWS, ack: true, pollMs: 20, ...extra });
 const workerIdOf = (reports: readonly Report[]) => reports.flatMap((r) => (r.type === "ready" ? [r.workerId] : []))[0] ?? "";
@@ -175,7 +168,7 @@ it("a worker whose liveness connection drops ends its runs at once (lease-lost) 
   await poll(() => (w.reports.filter((r) => r.type === "acked").length >= ids.length ? true : undefined), "a step of each run to commit", 20_000);
 
   // Only the liveness connection goes: the database and the worker's pool stay up.
-  const terminated = await withClient(db.url, async (c) => {
+  const terminated = await withClient(box.store, async (c) => {
     const res = await c.query<{ pid: number }>(
       `SELECT pg_terminate_backend(l.pid), l.pid FROM pg_locks l
        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1

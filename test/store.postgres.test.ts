@@ -12,7 +12,7 @@ import { describeStoreConformance } from "./conformance/store-conformance.js";
 import { caught } from "./helpers/waiting.js";
 import { databaseExists, withClient, withDatabase } from "./setup/databases.js";
 import { freePort } from "./setup/embedded-server.js";
-import { freshDatabase, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
+import { freshDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
 
 describeStoreConformance("postgres", async () => {
   const db = await freshDatabase("conformance");
@@ -75,15 +75,7 @@ async function contentSnapshot(url: string): Promise<Record<string, string>> {
 
 describe("Postgres store specifics", () => {
   const setup = postgresSetup();
-  const dbs: TestDatabase[] = [];
-  afterEach(async () => {
-    for (const d of dbs.splice(0)) await d.drop();
-  });
-  const fresh = async (label: string) => {
-    const d = await freshDatabase(label);
-    dbs.push(d);
-    return d;
-  };
+  const fresh = useFreshDatabases();
 
   it("openStore routes a postgres:// URL to the Postgres store", async () => {
     const d = await fresh("route");

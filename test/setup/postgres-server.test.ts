@@ -7,11 +7,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { caught, waitUntil } from "../helpers/waiting.js";
 import { databaseExists, withClient } from "./databases.js";
 import type { ServerHandle } from "./embedded-server.js";
-import { freshDatabase, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./postgres.js";
+import { useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer } from "./postgres.js";
 
 const setup = postgresSetup();
 const EXTERNAL = setup.source === "external" ? "STEAD_TEST_DATABASE_URL is set: the shared server is not one this run started" : undefined;
@@ -30,15 +30,7 @@ function alive(pid: number): boolean {
 }
 
 describe("shared Postgres server", () => {
-  const dbs: TestDatabase[] = [];
-  afterEach(async () => {
-    for (const d of dbs.splice(0)) await d.drop();
-  });
-  const fresh = async (label: string) => {
-    const d = await freshDatabase(label);
-    dbs.push(d);
-    return d;
-  };
+  const fresh = useFreshDatabases();
 
   it("freshDatabase gives each caller its own empty database", async () => {
     const a = await fresh("iso a");

@@ -15,7 +15,7 @@
  *     it("…", async () => { await server.restart(2_000); });  // down 2 s, same port, same data
  *   });
  */
-import { inject } from "vitest";
+import { afterEach, inject } from "vitest";
 import { createDatabase, databaseName, dropDatabase, withDatabase } from "./databases.js";
 import { adminUrlOf, createEmbeddedServer, type ServerHandle, type StopMode } from "./embedded-server.js";
 import type { ProvidedPostgres } from "./provided.js";
@@ -60,6 +60,19 @@ export async function freshDatabase(label: string): Promise<TestDatabase> {
  * STEAD_TEST_DATABASE_URL the user chose an external server (often because embedded binaries do
  * not run on their machine), so tests that need to stop Postgres skip and say so.
  */
+/** `fresh(label)` inside a describe: a fresh database per call, all dropped after each test. */
+export function useFreshDatabases(): (label: string) => Promise<TestDatabase> {
+  const dbs: TestDatabase[] = [];
+  afterEach(async () => {
+    for (const d of dbs.splice(0)) await d.drop();
+  });
+  return async (label) => {
+    const d = await freshDatabase(label);
+    dbs.push(d);
+    return d;
+  };
+}
+
 export const PRIVATE_SERVER_UNAVAILABLE: string | undefined = process.env.STEAD_TEST_DATABASE_URL
   ? "STEAD_TEST_DATABASE_URL is set: tests do not start, stop or restart Postgres servers of their own"
   : undefined;
