@@ -11,7 +11,8 @@
  *
  * Hazards handled here:
  * - Postgres refuses to run as root: as root, the server runs as the `postgres` user, so the
- *   temp root is mode 0777 (the data dir itself is owned by that user).
+ *   temp root is mode 0777 (the data dir itself is owned by that user), and the binaries are
+ *   run from a world-readable copy (see stagedBinaries).
  * - A test run killed with SIGKILL runs no teardown: each server has a watchdog shell that polls
  *   its owner pid and, once the owner is gone, stops the postmaster (immediate mode) and removes
  *   the temp root. `destroy()` kills the watchdog by its pid after a normal stop.
@@ -19,11 +20,11 @@
  *   (scram-sha-256), so wrong credentials are refused as on a real deployment.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { arch, platform, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 export type StopMode = "smart" | "fast" | "immediate";
 
@@ -64,6 +65,35 @@ async function binaries(): Promise<Binaries> {
   const mod = (await import(spec)) as Partial<Binaries>;
   if (typeof mod.postgres !== "string" || typeof mod.initdb !== "string") throw new Error(`${spec} does not export the postgres and initdb paths`);
   return { postgres: mod.postgres, initdb: mod.initdb };
+}
+
+/**
+ * As root the server runs as the `postgres` user, which may not be able to reach the binaries
+ * inside the checkout (a clone under a 0700 directory such as `mktemp -d`). They are copied once
+ * (bin, lib and share stay siblings: postgres finds its libraries and share files relative to
+ * itself) to a world-readable directory under the system temp dir, keyed by source and size.
+ */
+function stagedBinaries(bin: Binaries): Binaries {
+  const nativeDir = dirname(dirname(bin.postgres));
+  const key = createHash("sha256").update(`${nativeDir}:${statSync(bin.postgres).size}:${statSync(bin.postgres).mtimeMs}`).digest("hex").slice(0, 12);
+  const target = join(tmpdir(), `stead-pg-bin-${key}`);
+  const done = join(target, ".complete");
+  if (!existsSync(done)) {
+    const staging = mkdtempSync(join(tmpdir(), "stead-pg-bin-staging-"));
+    cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(join(staging, ".complete"), "");
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, target);
+    } catch {
+      // Another process staged the same binaries first.
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return {
+    postgres: join(target, relative(nativeDir, bin.postgres)),
+    initdb: join(target, relative(nativeDir, bin.initdb)),
+  };
 }
 
 type Ids = { uid: number; gid: number } | Record<string, never>;
@@ -259,7 +289,10 @@ export async function createEmbeddedServer(): Promise<EmbeddedServer> {
     // First, so that even a death during initdb leaves nothing behind.
     watchdog = spawnWatchdog(handle, process.pid);
     bin = await binaries();
-    if (isRoot) ids = await postgresIds();
+    if (isRoot) {
+      ids = await postgresIds();
+      bin = stagedBinaries(bin);
+    }
     await initdb(handle, bin, ids);
     // The free port may be taken between asking and binding: try a few.
     for (let attempt = 1; ; attempt++) {
