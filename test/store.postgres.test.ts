@@ -6,10 +6,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SteadError } from "../src/errors.js";
 import { openStore } from "../src/store/index.js";
+import pg from "pg";
 import { LATEST_VERSION, MIGRATIONS, PostgresStore, type PostgresStoreOptions } from "../src/store/postgres/index.js";
+import { WAKE_CHANNEL } from "../src/store/postgres/migrations.js";
 import type { NewRun } from "../src/store/types.js";
 import { describeStoreConformance } from "./conformance/store-conformance.js";
-import { caught } from "./helpers/waiting.js";
+import { caught, waitUntil } from "./helpers/waiting.js";
 import { databaseExists, withClient, withDatabase } from "./setup/databases.js";
 import { freePort } from "./setup/embedded-server.js";
 import { freshDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
@@ -163,6 +165,35 @@ describe("Postgres store specifics", () => {
       for (const s of stores) expect(await s.check()).toMatchObject({ schemaVersion: LATEST_VERSION });
     } finally {
       for (const s of stores) await s.close();
+    }
+  });
+
+  it("a turn that ends wakes the workers when a later turn of its session waits, and only then", async () => {
+    const d = await fresh("turn wake");
+    const store = new PostgresStore({ connectionString: d.url });
+    const listener = new pg.Client({ connectionString: d.url });
+    const heard: string[] = [];
+    listener.on("notification", (n) => heard.push(n.payload ?? ""));
+    try {
+      await store.migrate();
+      await store.createRun(newRun("plain"), []);
+      await store.createRun({ ...newRun("z1"), sessionId: "Z" }, []);
+      await store.createRun({ ...newRun("s1"), sessionId: "S" }, []);
+      await store.createRun({ ...newRun("s2"), sessionId: "S" }, []);
+      await listener.connect();
+      await listener.query(`LISTEN ${WAKE_CHANNEL}`);
+      const end = async (runId: string) => expect(await store.commit([[{ runId, run: { status: "completed" } }]])).toEqual([{ ok: true, pauseRequested: false }]);
+      await end("s1");
+      // A run outside a session, and the last turn of a session, wake nobody. Notifications arrive
+      // in commit order: by the time the marker has, any they sent would have too.
+      await end("plain");
+      await end("z1");
+      await listener.query(`SELECT pg_notify('${WAKE_CHANNEL}', 'marker')`);
+      await waitUntil("the marker notification", () => heard.includes("marker"));
+      expect(heard).toEqual(["", "marker"]);
+    } finally {
+      await listener.end().catch(() => undefined);
+      await store.close();
     }
   });
 });

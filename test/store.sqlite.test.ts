@@ -159,4 +159,24 @@ describe("SQLite store specifics", () => {
     for (const r of await store.listRuns({ limit: n })) expect(r).toMatchObject({ status: "running", fence: 1 });
     await store.close();
   });
+
+  it("processes racing to add turns to one session get distinct, consecutive turns", async () => {
+    const path = join(dir(), "stead.db");
+    const store = new SqliteStore({ path });
+    await store.migrate();
+    const child = fileURLToPath(new URL("./helpers/turn-race-child.ts", import.meta.url));
+    const startAt = String(Date.now() + 1_500);
+    const run = promisify(execFile);
+    const perProcess = 30;
+    const outs = await Promise.all(
+      ["p1", "p2", "p3"].map((p) => run(process.execPath, ["--import", "tsx", child, path, "S-race", p, String(perProcess), startAt], { cwd: fileURLToPath(new URL("..", import.meta.url)) })),
+    );
+    const made = outs.flatMap((o) => JSON.parse(o.stdout) as [string, number][]);
+    const all = Array.from({ length: 3 * perProcess }, (_, i) => i + 1);
+    expect(made.map(([, t]) => t).sort((a, b) => a - b)).toEqual(all);
+    const stored = await store.listRuns({ sessionId: "S-race", limit: 1000 });
+    expect(stored.map((r) => r.turn)).toEqual(all);
+    for (const [id, t] of made) expect(stored.find((r) => r.id === id)?.turn).toBe(t);
+    await store.close();
+  });
 });

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../src/index.js";
+import { TRANSFER_SCHEMA_VERSION as SCHEMA } from "../src/store/transfer/index.js";
 import { BIN, cli, requireBuild, tempDir, type CliResult } from "./cli-helpers.js";
 import { freshDatabase, type TestDatabase } from "./setup/postgres.js";
 
@@ -67,7 +68,7 @@ describe("stead migrate", () => {
     const first = await cli(["migrate", "--store", db.url], dir);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^store postgres:\/\/.+ \(postgres\) is at schema version 1\n$/);
+    expect(first.stdout).toMatch(/^store postgres:\/\/.+ \(postgres\) is at schema version \d+\n$/);
     expect(first.stdout).not.toContain(new URL(db.url).password || "\0");
     const again = await cli(["migrate"], dir, { env: { STEAD_DATABASE_URL: db.url } });
     expect(again.code).toBe(0);
@@ -78,7 +79,7 @@ describe("stead migrate", () => {
     const path = join(dir, "fresh", "new.db");
     const r = await cli(["migrate", "--store", path], dir);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`store ${path} (sqlite) is at schema version 1\n`);
+    expect(r.stdout).toBe(`store ${path} (sqlite) is at schema version ${SCHEMA}\n`);
     expect(existsSync(path)).toBe(true);
   });
 });
@@ -89,7 +90,7 @@ describe("stead export / stead import", () => {
     const exported = await cli(["export", "--store", source, "--out", file], dir);
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
-    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema 1) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}\n`);
+    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema ${SCHEMA}) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}, blobs 0, snapshots 0\n`);
     const dump = readFileSync(file, "utf8");
     expect(JSON.parse(dump.split("\n")[0] ?? "")).toMatchObject({ "stead-export": 1, source: "sqlite" });
 
@@ -97,8 +98,8 @@ describe("stead export / stead import", () => {
     const imported = await cli(["import", file, "--store", db.url], dir);
     expect(imported.stderr).toBe("");
     expect(imported.code).toBe(0);
-    expect(imported.stdout).toMatch(/^imported .*moved\.dump \(from sqlite, schema 1\) into postgres:\/\/.+ \(postgres\):\n/);
-    expect(imported.stdout).toMatch(/\n {2}runs {4}2\n {2}steps {3}4\n {2}waits {3}2\n {2}holds {3}0\n {2}events {2}\d+\n/);
+    expect(imported.stdout).toMatch(/^imported .*moved\.dump \(from sqlite, schema \d+\) into postgres:\/\/.+ \(postgres\):\n/);
+    expect(imported.stdout).toMatch(/\n {2}runs {7}2\n {2}steps {6}4\n {2}waits {6}2\n {2}holds {6}0\n {2}events {5}\d+\n {2}blobs {6}0\n {2}snapshots {2}0\n/);
     expect(imported.stdout).toMatch(/\nverified: every table's row count and SHA-256 digest in the store match the dump\n$/);
 
     // The moved runs answer to the CLI on Postgres.
@@ -108,14 +109,14 @@ describe("stead export / stead import", () => {
 
     const fromPg = await cli(["export"], dir, { env: { STEAD_DATABASE_URL: db.url } });
     expect(fromPg.code).toBe(0);
-    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema 1\): runs 2, steps 4, waits 2, holds 0, events \d+\n$/);
+    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema \d+\): runs 2, steps 4, waits 2, holds 0, events \d+, blobs 0, snapshots 0\n$/);
     expect(JSON.parse(fromPg.stdout.split("\n")[0] ?? "")).toMatchObject({ source: "postgres" });
 
     const back = join(dir, "back.db");
     const viaStdin = await cliWithStdin(["import", "-", "--store", back], dir, fromPg.stdout);
     expect(viaStdin.stderr).toBe("");
     expect(viaStdin.code).toBe(0);
-    expect(viaStdin.stdout).toMatch(/^imported standard input \(from postgres, schema 1\) into .*back\.db \(sqlite\):/);
+    expect(viaStdin.stdout).toMatch(/^imported standard input \(from postgres, schema \d+\) into .*back\.db \(sqlite\):/);
     const final = await cli(["export", "--store", back], dir);
     expect(final.code).toBe(0);
     expect(final.stdout).toBe(dump);

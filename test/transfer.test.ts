@@ -397,6 +397,64 @@ describe("moved runs carry on in Postgres", () => {
   });
 });
 
+/** `dump` as a Stead of schema 1 (before sessions) would have written it: later columns gone, digests to match. */
+function asSchema1(dump: string): string {
+  const all = lines(dump);
+  const header = JSON.parse(all[0] ?? "") as { schema: number; tables: Record<string, number> };
+  const trailer = JSON.parse(all[all.length - 1] ?? "") as { tables: Record<string, unknown> };
+  const v1 = ["runs", "steps", "waits", "holds", "events"] as const;
+  const digesters = Object.fromEntries(v1.map((t) => [t, new TableDigester()])) as Record<(typeof v1)[number], TableDigester>;
+  const body = rowLines(dump).map((l) => {
+    const { t, r } = JSON.parse(l) as { t: (typeof v1)[number]; r: Record<string, unknown> };
+    expect(v1).toContain(t);
+    const cols = TABLE_SCHEMAS[t].columns.filter((c: { since?: number }) => (c.since ?? 1) <= 1).map((c) => c.name);
+    const row = Object.fromEntries(cols.map((c) => [c, r[c]]));
+    digesters[t].add(JSON.stringify(row));
+    return JSON.stringify({ t, r: row });
+  });
+  header.schema = 1;
+  header.tables = Object.fromEntries(v1.map((t) => [t, header.tables[t] ?? 0]));
+  trailer.tables = Object.fromEntries(v1.map((t) => [t, digesters[t].digest()]));
+  return [JSON.stringify(header), ...body, JSON.stringify(trailer)].join("\n") + "\n";
+}
+
+describe("sessions, and dumps of an older schema", () => {
+  it("session ids and turns travel SQLite → Postgres → SQLite; in Postgres the claim rule holds and the numbering goes on", async () => {
+    const lite = sqliteStore();
+    await lite.migrate();
+    const run = (id: string, sessionId?: string) => ({ id, definition: simple.name, module: null, fingerprint: null, input: JSON.stringify({ note: id }), createdAt: 1_000, ...(sessionId ? { sessionId } : {}) });
+    for (const [id, sid] of [["a1", "A"], ["b1", "B"], ["a2", "A"], ["plain"], ["a3", "A"]] as const) await lite.createRun(run(id, sid), [{ type: "run.created" }]);
+    await lite.commit([[{ runId: "a1", run: { status: "completed", output: '"x"' } }], [{ runId: "a2", run: { status: "failed", error: '{"message":"boom"}' } }]]);
+    const liteDump = await dumpText(lite);
+    const runRows = rowLines(liteDump).map((l) => JSON.parse(l) as { t: string; r: Record<string, unknown> }).filter((l) => l.t === "runs");
+    expect(runRows.map((l) => [l.r.id, l.r.session_id, l.r.turn])).toEqual([["a1", "A", 1], ["a2", "A", 2], ["a3", "A", 3], ["b1", "B", 1], ["plain", null, null]]);
+
+    const target = pgStore(await pgDatabase("xfer-sessions"));
+    await importStore(target, textSource(liteDump));
+    expect((await verifyStores(lite, target)).differences).toEqual([]);
+    expect(await target.listSessions()).toEqual(await lite.listSessions());
+    const back = sqliteStore();
+    await importStore(back, textSource(await dumpText(target)));
+    expect(await dumpText(back)).toBe(liteDump);
+
+    expect((await target.createRun(run("a4", "A"), [])).turn).toBe(4);
+    const claimed = await target.claim({ owner: { workerId: "w", host: "h", pid: 1, start: "s" }, definitions: [simple.name], limit: 10, leaseMs: 60_000, now: Date.now() });
+    expect(claimed.map((c) => c.run.id).sort()).toEqual(["a3", "b1", "plain"]);
+  });
+
+  it("a dump of schema 1, from before sessions, imports into either dialect with no session on its runs", async () => {
+    const v1 = asSchema1(dump1);
+    expect(JSON.parse(lines(v1)[0] ?? "")).toMatchObject({ schema: 1 });
+    expect(v1).not.toContain('"session_id"');
+    for (const target of [sqliteStore(), pgStore(await pgDatabase("xfer-v1"))]) {
+      const imported = await importStore(target, textSource(v1));
+      expect(imported).toMatchObject({ source: "sqlite", schema: 1 });
+      expect((await verifyStores(source.store, target)).differences).toEqual([]);
+      expect(await target.getRun("done-1")).toMatchObject({ sessionId: null, turn: null });
+    }
+  });
+});
+
 describe("refusals", () => {
   it("importing into a store that holds runs changes nothing", async () => {
     const target = sqliteStore();
@@ -416,6 +474,8 @@ describe("refusals", () => {
     ["a dump with one value changed", (d) => d.replace('"first ✓', '"firsT ✓'), /is corrupted: runs: the 12 rows differ/],
     ["a row value of the wrong kind", (d) => d.replace('"fence":1,', '"fence":"1",'), /line \d+: runs row has "1" in fence, which holds integers/],
     ["a newer dump version", (d) => d.replace('{"stead-export":1,', '{"stead-export":2,'), /is a version 2 export, newer than this Stead reads \(1\)/],
+    ["a row lacking a column of its schema", (d) => d.replace(',"turn":null', ""), /line \d+: runs row lacks column turn/],
+    ["an older schema's row with a column added since", (d) => d.replace(`"schema":${TRANSFER_SCHEMA_VERSION},`, '"schema":1,'), /line \d+: runs row has a column this schema does not know: session_id/],
     ["a newer schema", (d) => d.replace(`"schema":${TRANSFER_SCHEMA_VERSION},`, `"schema":${TRANSFER_SCHEMA_VERSION + 1},`), /holds a store of schema version \d+, newer than this Stead's/],
     ["a file that is not a dump", () => "id,name\n1,x\n", /is not a Stead export/],
     ["an empty file", () => "", /is empty, not a Stead export/],

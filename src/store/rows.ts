@@ -1,5 +1,9 @@
-/** Row mappers shared by every SQL store: drivers hand back text, numbers (or numeric strings for 64-bit integers), booleans or 0/1. */
-import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
+/**
+ * Row mappers shared by every SQL store: drivers hand back text, numbers (or numeric strings for
+ * 64-bit integers), booleans or 0/1. Kinds and statuses are passed through as stored text, never
+ * checked against their unions: a kind a newer Stead wrote reads back unchanged.
+ */
+import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, SessionSummary, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
 
 type Raw = Record<string, unknown>;
 
@@ -29,6 +33,9 @@ export function toRun(r: Raw): RunRow {
     ownerStart: strOrNull(r.owner_start),
     lostClaims: num(r.lost_claims),
     pauseRequested: num(r.pause_requested) !== 0,
+    sessionId: strOrNull(r.session_id),
+    turn: numOrNull(r.turn),
+    workspace: strOrNull(r.workspace),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -84,4 +91,23 @@ export function toHold(r: Raw): HoldRow {
 
 export function toEvent(r: Raw): EventRow {
   return { seq: num(r.seq), runId: str(r.run_id), type: str(r.type), at: num(r.at), data: str(r.data) };
+}
+
+/** A row of the stores' session summary query (see SESSIONS_SQL in each store). */
+export function toSession(r: Raw): SessionSummary {
+  const current = r.current_id === null || r.current_id === undefined ? null : { runId: str(r.current_id), turn: num(r.current_turn), status: str(r.current_status) as RunStatus };
+  const last =
+    r.last_id === null || r.last_id === undefined
+      ? null
+      : { runId: str(r.last_id), turn: num(r.last_turn), status: str(r.last_status) as RunStatus, error: strOrNull(r.last_error) };
+  return {
+    sessionId: str(r.session_id),
+    definition: str(r.definition),
+    turns: num(r.turns),
+    open: num(r.open_turns),
+    current,
+    last,
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
 }

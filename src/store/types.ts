@@ -4,9 +4,11 @@
  * Glossary (see DESIGN.md):
  * - run:     one execution of a definition with an input; `fence` grows at every claim.
  * - journal: the run's step rows, ordered by `seq` (the journal position the code asked for them at).
- * - wait:    a durable reason a run is parked (approval, signal, timer, child); one row per wait.
+ * - wait:    a durable reason a run is parked (approval, signal, timer, quota, child); one row per wait.
  * - hold:    a durable stop only a person releases; one row per hold.
  * - event:   append-only, numbered, written in the same transaction as the change it reports.
+ * - session: runs sharing a `sessionId` are its turns, numbered 1, 2, ... by the store; a turn is
+ *            claimable only once every earlier turn of its session is terminal.
  *
  * The store knows nothing of workflows or agents. It applies {@link Mutation}s atomically, each
  * guarded by preconditions (a fence, a status, an open wait or hold), and claims runs under leases.
@@ -19,7 +21,8 @@
 export type RunStatus = "pending" | "running" | "waiting" | "held" | "paused" | "completed" | "failed" | "cancelled";
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
-export type StepKind = "step" | "effect" | "now" | "random" | "sleep" | "approval" | "signal" | "child";
+/** Stores keep the kind as text and never reject one they do not list. */
+export type StepKind = "step" | "effect" | "now" | "random" | "sleep" | "approval" | "signal" | "child" | "model" | "tool" | "quota";
 /**
  * - intent:    an effect about to be dispatched, outcome not yet known (ambiguous if the run is resumed).
  * - retry:     an intent a person released with "retry": the next replay runs the effect as a new attempt.
@@ -27,7 +30,8 @@ export type StepKind = "step" | "effect" | "now" | "random" | "sleep" | "approva
  * - completed / failed: the recorded outcome, returned (or thrown) on every replay.
  */
 export type StepStatus = "completed" | "failed" | "intent" | "retry" | "waiting";
-export type WaitKind = "approval" | "signal" | "timer" | "child";
+/** `timer` and `quota` waits carry a wake time; the sweeper resolves them once it has passed. */
+export type WaitKind = "approval" | "signal" | "timer" | "quota" | "child";
 export type WaitStatus = "open" | "resolved" | "cancelled";
 export type HoldKind = "process_failed" | "ambiguous_effect" | "definition_changed" | "nondeterminism" | "storage" | "recovery_gap";
 export type HoldStatus = "open" | "released";
@@ -54,6 +58,12 @@ export interface RunRow {
   /** Consecutive claims that ended by lease loss with no step completing. */
   lostClaims: number;
   pauseRequested: boolean;
+  /** The session this run is a turn of; null for a run outside any session. */
+  sessionId: string | null;
+  /** Position of this run in its session (1, 2, ...), assigned by `createRun`; null without a session. */
+  turn: number | null;
+  /** The directory the run works in (its workspace), as given when it started; null without one. */
+  workspace: string | null;
   createdAt: number;
   /** Last change of the run row itself (status, lease, flags); a step commit that changes none of it leaves it. */
   updatedAt: number;
@@ -121,6 +131,13 @@ export interface NewRun {
   parentId?: string | null;
   parentStepId?: string | null;
   status?: "pending" | "paused";
+  /**
+   * Makes the run the next turn of this session (`createRun` only: a mutation's `newRuns` entry
+   * with a session is refused).
+   */
+  sessionId?: string | null;
+  /** The run's workspace directory (see {@link RunRow.workspace}). */
+  workspace?: string | null;
   createdAt: number;
   /** Journal rows the run starts with (a fork reuses its source's completed steps). */
   journal?: StepWrite[];
@@ -168,6 +185,66 @@ export interface HoldRelease {
   by?: string | null;
 }
 
+/**
+ * What made a workspace snapshot: `start` (the workspace as the run found it, at seq -1), `step`
+ * (after the step at `seq` completed, committed with its outcome), `settle` (during the step at
+ * `seq`, once the files were quiet).
+ */
+export type SnapshotSource = "start" | "step" | "settle";
+
+export interface SnapshotWrite {
+  /** Journal position: the step's (`step`, `settle`), -1 for `start`. */
+  seq: number;
+  /** The step at `seq`; null for `start`. */
+  stepId: string | null;
+  source: SnapshotSource;
+  /** Hash of the root tree object (a blob): the whole manifest, reachable from it. */
+  root: string;
+  /** Files (and links) in the snapshot. */
+  files: number;
+  /** Total size of those files, uncompressed. */
+  bytes: number;
+  /** Files added, changed or removed since the previous snapshot of the run. */
+  filesChanged: number;
+  /** Compressed bytes of the blobs this capture added to the store (0: nothing new). */
+  newBytes: number;
+  /** JSON array of notes: files skipped (too large, unsupported type) and gaps (could not read). */
+  notes: string | null;
+  /** JSON object of checkpoint metadata (at most 4 KB), or null. */
+  checkpoint: string | null;
+  createdAt: number;
+}
+
+export interface SnapshotRow extends SnapshotWrite {
+  /** The store's number for the row (grows with each snapshot written). */
+  id: number;
+  runId: string;
+}
+
+/** Which snapshot of a run: the `start`/`step` one at a journal position, or the one of a step id. */
+export type SnapshotAt = { seq: number } | { stepId: string };
+
+/** A content-addressed blob: `hash` names the uncompressed bytes; `data` is them compressed. */
+export interface BlobWrite {
+  hash: string;
+  /** Uncompressed size. */
+  size: number;
+  data: Uint8Array;
+}
+
+export interface BlobRow {
+  hash: string;
+  size: number;
+  data: Buffer;
+}
+
+export interface BlobInfo {
+  hash: string;
+  size: number;
+  /** Compressed size as stored. */
+  stored: number;
+}
+
 export interface EventWrite {
   type: string;
   data?: Record<string, unknown>;
@@ -210,6 +287,13 @@ export interface Mutation {
   releaseHolds?: HoldRelease[];
   newRuns?: NewRun[];
   events?: EventWrite[];
+  /**
+   * Workspace snapshots committed with this mutation (a step's snapshot rides on its outcome's
+   * commit, so the journal position and the files agree). Refused on an `optional` mutation: the
+   * store could not tell whether it applied. A snapshot at a (runId, seq) that already has one of
+   * source `start` or `step` replaces it; `settle` snapshots accumulate.
+   */
+  snapshots?: SnapshotWrite[];
 }
 
 /** Mutations that commit together or not at all (e.g. a child's completion and its parent's wake-up). */
@@ -264,7 +348,34 @@ export interface RunFilter {
   status?: readonly RunStatus[];
   definition?: string;
   parentId?: string;
+  /** Only this session's turns, ordered by turn ascending (instead of newest first). */
+  sessionId?: string;
   limit?: number;
+}
+
+export interface SessionFilter {
+  /** Only this session (an unknown one gives an empty list). */
+  sessionId?: string;
+  limit?: number;
+}
+
+/** A session as its turns (runs) show it. Terminal: completed, failed or cancelled. */
+export interface SessionSummary {
+  sessionId: string;
+  /** Definition of its latest turn. */
+  definition: string;
+  /** Number of turns. */
+  turns: number;
+  /** Turns not terminal yet (the one running or parked, and those queued behind it). */
+  open: number;
+  /** The lowest turn not terminal: the one that runs (or waits) now. */
+  current: { runId: string; turn: number; status: RunStatus } | null;
+  /** The highest terminal turn, with its error (JSON text) if it failed or was cancelled. */
+  last: { runId: string; turn: number; status: RunStatus; error: string | null } | null;
+  /** Creation of its first turn. */
+  createdAt: number;
+  /** Latest `updatedAt` of its turns. */
+  updatedAt: number;
 }
 
 export interface EventFilter {
@@ -288,7 +399,7 @@ export interface StoreInfo {
  * Tables `stead export` / `stead import` move, in dump order. One list for every store: a table a
  * later migration adds (workspace blobs) is added here and in `transfer/tables.ts`, nowhere else.
  */
-export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events"] as const;
+export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots"] as const;
 export type TransferTable = (typeof TRANSFER_TABLES)[number];
 /** A column's value in a transfer row: JSON-safe, the same in every dialect (integers as numbers, flags as booleans). */
 export type TransferValue = string | number | boolean | null;
@@ -325,13 +436,20 @@ export interface Store {
   listRuns(filter?: RunFilter): Promise<RunRow[]>;
   journal(runId: string): Promise<StepRow[]>;
   waits(runId: string): Promise<WaitRow[]>;
-  /** Open timer waits whose wake time is at or before `now`. */
+  /** Open waits with a wake time (kinds `timer` and `quota`) whose wake time is at or before `now`, earliest first. */
   dueTimers(now: number, limit: number): Promise<WaitRow[]>;
   holds(filter?: HoldFilter): Promise<HoldRow[]>;
   events(filter?: EventFilter): Promise<EventRow[]>;
 
-  /** Inserts a run and its events; fails if the id exists. */
-  createRun(run: NewRun, events: EventWrite[]): Promise<void>;
+  /**
+   * Inserts a run and its events; fails if the id exists. A run with a `sessionId` becomes the
+   * session's next turn (1 + its highest turn), atomically across store instances and processes.
+   * Returns the row as inserted.
+   */
+  createRun(run: NewRun, events: EventWrite[]): Promise<RunRow>;
+
+  /** Sessions (runs grouped by `sessionId`), most recently updated first. */
+  listSessions(filter?: SessionFilter): Promise<SessionSummary[]>;
 
   /**
    * Applies units in one transaction (group commit). Each unit is all-or-nothing: a failed
@@ -341,7 +459,8 @@ export interface Store {
 
   /**
    * Claims up to `limit` runnable runs (pending, or running with an expired lease) of the given
-   * definitions: sets the lease, increments the fence, writes `run.claimed`, and counts a lost claim
+   * definitions, skipping a session's turn while any earlier turn of its session is not terminal
+   * (so a session's turns run one at a time, in order, across all workers): sets the lease, increments the fence, writes `run.claimed`, and counts a lost claim
    * when the previous lease expired while running.
    */
   claim(request: ClaimRequest): Promise<ClaimedRun[]>;
@@ -383,4 +502,44 @@ export interface Store {
    * sequences (holds.id, events.seq) continue past the largest imported id.
    */
   writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void>;
+
+  // Workspace snapshots and their blobs (src/workspace/ gives them meaning; the store only keeps them).
+
+  /**
+   * Inserts blobs whose hash is absent (not fenced: one hash is one content, so a second writer
+   * changes nothing). A present blob is only marked as touched now (see {@link missingBlobs}).
+   */
+  putBlobs(blobs: readonly BlobWrite[]): Promise<void>;
+  /**
+   * The hashes of `hashes` the store does not hold. Every present one is marked touched now (at
+   * most once per {@link BLOB_TOUCH_INTERVAL_MS}): gc spares blobs touched within its grace period,
+   * so a capture that relies on a present, unreferenced blob keeps it alive until its snapshot commits.
+   */
+  missingBlobs(hashes: readonly string[]): Promise<string[]>;
+  /** The blobs of `hashes` the store holds (absent ones are left out), in no particular order. */
+  getBlobs(hashes: readonly string[]): Promise<BlobRow[]>;
+  /** A run's snapshots, by seq then id. */
+  snapshots(runId: string): Promise<SnapshotRow[]>;
+  /** A run's `start`/`step` snapshot at a journal position, or the `step` snapshot of a step id. */
+  getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined>;
+  /** The distinct root hashes of every snapshot in the store (gc marks from them). */
+  snapshotRoots(): Promise<string[]>;
+  /**
+   * Deletes the snapshots of terminal runs that are older than each run's last `keepSteps` `step`
+   * snapshots (a run with fewer keeps all; 0 deletes them all). Returns how many were deleted.
+   */
+  pruneSnapshots(keepSteps: number): Promise<number>;
+  /** The store's clock in ms (the clock blob touches are marked with). */
+  storeTime(): Promise<number>;
+  /** Up to `limit` blobs last touched before `touchedBefore` (store clock), with hash above `after`, by hash. */
+  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]>;
+  /** Deletes those of `hashes` still last touched before `touchedBefore`; returns the count and their stored bytes. */
+  deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }>;
 }
+
+/**
+ * A blob's touch mark is refreshed when older than this: rewriting a large row at every capture
+ * would cost more than the blob. gc's grace period must exceed it plus the longest time from a
+ * capture to its snapshot's commit.
+ */
+export const BLOB_TOUCH_INTERVAL_MS = 60_000;

@@ -2,14 +2,17 @@ import { resolveWaitUnit } from "../engine/waits.js";
 import type { Store } from "../store/types.js";
 import { ownerIsDead } from "./owner.js";
 
-/** Wakes every timer that is due: its wait resolves, its step completes, a waiting run becomes pending. */
+/**
+ * Wakes every due wait with a wake time (a timer, or a quota park whose provider reset has come):
+ * its wait resolves with `{ wakeAt, firedAt }`, its step completes, a waiting run becomes pending.
+ */
 export async function wakeDueTimers(store: Store, now: number, limit = 500): Promise<number> {
   const due = await store.dueTimers(now, limit);
   if (due.length === 0) return 0;
   const units = due.map((w) =>
-    resolveWaitUnit(w.runId, w.name, JSON.stringify({ wakeAt: w.wakeAt, firedAt: now }), "timer", {
+    resolveWaitUnit(w.runId, w.name, JSON.stringify({ wakeAt: w.wakeAt, firedAt: now }), w.kind, {
       type: "wait.resolved",
-      data: { wait: w.name, kind: "timer", wakeAt: w.wakeAt },
+      data: { wait: w.name, kind: w.kind, wakeAt: w.wakeAt },
     }),
   );
   const results = await store.commit(units);

@@ -13,7 +13,7 @@
  * "store" clock. Timers (`dueTimers(now)`) use the caller's `now` on every store.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Mutation, NewRun, Owner, RunRow, StepWrite, Store, UnitResult } from "../../src/store/types.js";
+import type { BlobWrite, Mutation, NewRun, Owner, RunRow, RunStatus, SnapshotWrite, StepKind, StepWrite, Store, UnitResult, WaitKind } from "../../src/store/types.js";
 import { clockFor, type SuiteClock } from "./lease-clock.js";
 
 export interface StoreUnderTest {
@@ -132,6 +132,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
           parentId: "parent-1",
           parentStepId: "kid",
           status: "paused",
+          workspace: "/work/repo é",
           createdAt: 1_700_000_000_123,
         };
         await store.createRun(full, []);
@@ -155,12 +156,15 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
           ownerStart: null,
           lostClaims: 0,
           pauseRequested: false,
+          sessionId: null,
+          turn: null,
+          workspace: "/work/repo é",
           createdAt: 1_700_000_000_123,
           updatedAt: expect.any(Number) as number,
         });
 
         await store.createRun({ id: "min-1", definition: DEF_A, module: null, fingerprint: null, input: "null", createdAt: 5 }, []);
-        expect(await store.getRun("min-1")).toMatchObject({ status: "pending", fingerprint: null, module: null, parentId: null, parentStepId: null, input: "null" });
+        expect(await store.getRun("min-1")).toMatchObject({ status: "pending", fingerprint: null, module: null, parentId: null, parentStepId: null, input: "null", workspace: null });
         expect(await store.getRun("nope")).toBeUndefined();
       });
 
@@ -197,6 +201,144 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         expect(ids(await store.listRuns({ parentId: "p1", status: ["pending"], definition: DEF_A }))).toEqual(["c1"]);
         expect(await store.listRuns({ limit: 2 })).toHaveLength(2);
         expect(await store.listRuns({ parentId: "nobody" })).toEqual([]);
+      });
+    });
+
+    describe("workspace snapshots and blobs", () => {
+      const blob = (text: string, hash = `h-${text}`): BlobWrite => ({ hash, size: text.length * 2, data: Buffer.from(text, "utf8") });
+      const snap = (seq: number, over: Partial<SnapshotWrite> = {}): SnapshotWrite => ({
+        seq,
+        stepId: seq < 0 ? null : `s${seq}`,
+        source: seq < 0 ? "start" : "step",
+        root: `root-${seq}`,
+        files: 3,
+        bytes: 300,
+        filesChanged: 1,
+        newBytes: 40,
+        notes: null,
+        checkpoint: null,
+        createdAt: 1_700_000_000_000 + seq,
+        ...over,
+      });
+
+      it("putBlobs inserts if absent: a second write of a hash keeps the first content; getBlobs leaves out absent hashes", async () => {
+        await store.putBlobs([blob("alpha"), blob("beta")]);
+        await store.putBlobs([blob("not alpha", "h-alpha"), blob("gamma")]);
+        const got = (await store.getBlobs(["h-alpha", "h-gamma", "h-nope"])).sort((a, b) => a.hash.localeCompare(b.hash));
+        expect(got.map((b) => [b.hash, b.size, b.data.toString("utf8")])).toEqual([
+          ["h-alpha", 10, "alpha"],
+          ["h-gamma", 10, "gamma"],
+        ]);
+        expect(Buffer.isBuffer(got[0]?.data)).toBe(true);
+        const bytes = Buffer.from([0, 255, 1, 254, 10, 13]);
+        await store.putBlobs([{ hash: "bin", size: 99, data: bytes }]);
+        expect((await store.getBlobs(["bin"]))[0]?.data.equals(bytes)).toBe(true);
+      });
+
+      it("missingBlobs returns exactly the absent hashes, once each", async () => {
+        await store.putBlobs([blob("a"), blob("b")]);
+        expect((await store.missingBlobs(["h-a", "h-x", "h-b", "h-y", "h-x"])).sort()).toEqual(["h-x", "h-y"]);
+        expect(await store.missingBlobs([])).toEqual([]);
+        expect(await store.missingBlobs(["h-a"])).toEqual([]);
+      });
+
+      it("a snapshot commits with its step under the lease; a refused write leaves no snapshot", async () => {
+        await created("r1");
+        const t = clock.now();
+        const fence = await claimed("r1", "w1", t);
+        expect(await commitOne(store, [fenced("r1", fence, "w1", { steps: [step(0, "s0")], snapshots: [snap(0)] })])).toEqual({ ok: true, pauseRequested: false });
+        expect(await store.snapshots("r1")).toEqual([{ id: expect.any(Number) as number, runId: "r1", ...snap(0) }]);
+        const before = await store.snapshots("r1");
+        expect(await commitOne(store, [fenced("r1", fence + 1, "w1", { steps: [step(1, "s1")], snapshots: [snap(1)] })])).toMatchObject({ ok: false, reason: "lease" });
+        // In one batch: the refused unit's snapshot is not written, the other unit's is.
+        await created("r2");
+        const results = await store.commit([
+          [fenced("r1", fence, "w2", { steps: [step(1, "s1")], snapshots: [snap(1)] })],
+          [{ runId: "r2", snapshots: [snap(-1, { root: "r2-start" })] }],
+        ]);
+        expect(results.map((r) => r.ok)).toEqual([false, true]);
+        expect(await store.snapshots("r1")).toEqual(before);
+        expect((await store.snapshots("r2")).map((s) => [s.seq, s.source, s.stepId, s.root])).toEqual([[-1, "start", null, "r2-start"]]);
+        expect(await store.journal("r1")).toHaveLength(1);
+      });
+
+      it("refuses snapshots on an optional mutation, writing nothing of the batch", async () => {
+        await created("r1");
+        await created("r2");
+        const before = await snapshot(store, "r2");
+        await expect(
+          store.commit([[{ runId: "r2", events: [{ type: "x" }] }], [{ runId: "r1", optional: true, snapshots: [snap(0)] }]]),
+        ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+        expect(await store.snapshots("r1")).toEqual([]);
+        expect(await snapshot(store, "r2")).toEqual(before);
+      });
+
+      it("lists a run's snapshots by seq; a step snapshot at a seq replaces the previous one, settle snapshots accumulate", async () => {
+        await created("r1");
+        await created("other");
+        await commitOne(store, [{ runId: "r1", snapshots: [snap(-1), snap(0), snap(2, { source: "settle", root: "settle-a" })] }]);
+        await commitOne(store, [{ runId: "r1", snapshots: [snap(2, { source: "settle", root: "settle-b" }), snap(1)] }]);
+        await commitOne(store, [{ runId: "r1", snapshots: [snap(0, { root: "root-0-again", stepId: "s0-again", filesChanged: 7, notes: '["n"]', checkpoint: '{"k":"v"}' })] }]);
+        await commitOne(store, [{ runId: "other", snapshots: [snap(0, { root: "elsewhere" })] }]);
+        const list = await store.snapshots("r1");
+        expect(list.map((s) => [s.seq, s.source, s.root])).toEqual([
+          [-1, "start", "root--1"],
+          [0, "step", "root-0-again"],
+          [1, "step", "root-1"],
+          [2, "settle", "settle-a"],
+          [2, "settle", "settle-b"],
+        ]);
+        expect(list[1]).toMatchObject({ stepId: "s0-again", filesChanged: 7, notes: '["n"]', checkpoint: '{"k":"v"}' });
+        expect(await store.getSnapshot("r1", { seq: 0 })).toMatchObject({ root: "root-0-again" });
+        expect(await store.getSnapshot("r1", { seq: -1 })).toMatchObject({ source: "start" });
+        expect(await store.getSnapshot("r1", { seq: 2 })).toBeUndefined();
+        expect(await store.getSnapshot("r1", { stepId: "s1" })).toMatchObject({ seq: 1, root: "root-1" });
+        expect(await store.getSnapshot("r1", { stepId: "nope" })).toBeUndefined();
+        expect((await store.snapshotRoots()).sort()).toEqual(["elsewhere", "root--1", "root-0-again", "root-1", "settle-a", "settle-b"]);
+      });
+
+      it("a run created through newRuns keeps its workspace", async () => {
+        await created("parent", { workspace: "/ws/parent" });
+        await commitOne(store, [{ runId: "parent", newRuns: [newRun("kid", { parentId: "parent", workspace: "/ws/kid" }), newRun("plain", { parentId: "parent" })] }]);
+        expect(await store.getRun("parent")).toMatchObject({ workspace: "/ws/parent" });
+        expect(await store.getRun("kid")).toMatchObject({ workspace: "/ws/kid", parentId: "parent" });
+        expect(await store.getRun("plain")).toMatchObject({ workspace: null });
+      });
+
+      it("pruneSnapshots keeps each terminal run's last N step snapshots (and what follows them) and never touches other runs", async () => {
+        for (const id of ["done", "short", "live", "failed"]) await created(id);
+        const five = [snap(-1), snap(0), snap(1), snap(1, { source: "settle", root: "mid" }), snap(2), snap(3), snap(4)];
+        for (const id of ["done", "live", "failed"]) await commitOne(store, [{ runId: id, snapshots: five }]);
+        await commitOne(store, [{ runId: "short", snapshots: [snap(-1), snap(0)] }]);
+        await setStatus("done", "completed");
+        await setStatus("short", "completed");
+        await setStatus("failed", "failed");
+        expect(await store.pruneSnapshots(2)).toBe(5 + 5);
+        const left = async (id: string) => (await store.snapshots(id)).map((s) => `${s.seq}${s.source[1] ?? ""}`);
+        expect(await left("done")).toEqual(["3t", "4t"]);
+        expect(await left("failed")).toEqual(["3t", "4t"]);
+        expect(await left("short")).toEqual(["-1t", "0t"]);
+        expect((await store.snapshots("live")).length).toBe(7);
+        expect(await store.pruneSnapshots(2)).toBe(0);
+        expect(await store.pruneSnapshots(0)).toBe(2 + 2 + 2);
+        expect(await store.snapshots("done")).toEqual([]);
+        expect((await store.snapshots("live")).length).toBe(7);
+      });
+
+      it("deleteBlobs removes only blobs last touched before the cutoff; listBlobs pages them by hash", async () => {
+        await store.putBlobs([blob("old1"), blob("old2"), blob("old3")]);
+        const cutoff = await store.storeTime();
+        // The store's clock has ms resolution: step past the cutoff before the next writes.
+        while ((await store.storeTime()) <= cutoff) await new Promise((r) => setTimeout(r, 2));
+        await store.putBlobs([blob("new1")]);
+        const page1 = await store.listBlobs(null, 2, cutoff + 1);
+        const page2 = await store.listBlobs(page1[page1.length - 1]?.hash ?? null, 2, cutoff + 1);
+        expect([...page1, ...page2].map((b) => b.hash)).toEqual(["h-old1", "h-old2", "h-old3"]);
+        expect(page1[0]).toEqual({ hash: "h-old1", size: 8, stored: 4 });
+        expect(await store.deleteBlobs(["h-old1", "h-new1", "h-absent"], cutoff + 1)).toEqual({ count: 1, bytes: 4 });
+        expect((await store.missingBlobs(["h-old1", "h-old2", "h-new1"])).sort()).toEqual(["h-old1"]);
+        const later = await store.storeTime();
+        expect((await store.listBlobs(null, 10, later + 1)).map((b) => b.hash)).toEqual(["h-new1", "h-old2", "h-old3"]);
       });
     });
 
@@ -748,6 +890,212 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         expect((await store.holds({ status: "released" })).map((h) => h.reason)).toEqual(["a"]);
         expect((await store.holds({ runId: "r1", status: "open" })).map((h) => h.reason)).toEqual(["b"]);
         expect(await store.holds({ runId: "r3" })).toEqual([]);
+      });
+
+      it("dueTimers also returns due quota waits, earliest first, and not future ones", async () => {
+        const t = Date.now();
+        for (const id of ["q-due", "q-later", "q-resolved", "timer-due"]) await created(id);
+        const wake = (runId: string, kind: WaitKind, wakeAt: number): Mutation => ({ runId, waits: [{ name: `${kind}-1`, kind, seq: 0, wakeAt }] });
+        await store.commit([[wake("q-due", "quota", t - 5)], [wake("q-later", "quota", t + 60_000)], [wake("q-resolved", "quota", t - 50)], [wake("timer-due", "timer", t - 20)]]);
+        await commitOne(store, [{ runId: "q-resolved", resolveWaits: [{ name: "quota-1", status: "resolved", result: "{}" }] }]);
+        const due = await store.dueTimers(t, 100);
+        expect(due.map((w) => [w.runId, w.kind])).toEqual([
+          ["timer-due", "timer"],
+          ["q-due", "quota"],
+        ]);
+        expect(due[1]).toMatchObject({ name: "quota-1", status: "open", wakeAt: t - 5 });
+        expect((await store.dueTimers(t + 60_000, 100)).map((w) => w.runId)).toEqual(["timer-due", "q-due", "q-later"]);
+      });
+
+      it("keeps step and wait kinds as written, including ones it does not list", async () => {
+        const kinds = ["model", "tool", "quota", "from-a-newer-stead"] as StepKind[];
+        await created("k1", { journal: kinds.map((kind, i) => step(i, `s${i}`, { kind })) });
+        expect((await store.journal("k1")).map((s) => s.kind)).toEqual(kinds);
+        await commitOne(store, [{ runId: "k1", waits: [{ name: "w", kind: "from-a-newer-stead" as WaitKind, seq: 9, wakeAt: null }] }]);
+        expect((await store.waits("k1")).map((w) => w.kind)).toEqual(["from-a-newer-stead"]);
+      });
+    });
+
+    describe("sessions and turns", () => {
+      const TERMINAL: readonly RunStatus[] = ["completed", "failed", "cancelled"];
+
+      /** Creates run `id` as the next turn of `sessionId`; returns the row createRun gave back. */
+      async function turn(id: string, sessionId: string, over: Partial<NewRun> = {}): Promise<RunRow> {
+        return store.createRun(newRun(id, { sessionId, ...over }), [{ type: "run.created", data: { id } }]);
+      }
+
+      async function claimable(runIds?: string[], limit = 50): Promise<string[]> {
+        const got = await store.claim({ owner: owner("w1"), definitions: [DEF_A, DEF_B], limit, leaseMs: LEASE, now: clock.now(), ...(runIds ? { runIds } : {}) });
+        return got.map((c) => c.run.id).sort();
+      }
+
+      it("createRun numbers each session's turns 1, 2, 3 on its own, returns the row, and leaves runs outside a session unnumbered", async () => {
+        const rows = [
+          await turn("a1", "S-a", { createdAt: 1_000 }),
+          await turn("b1", "S-b", { createdAt: 1_500 }),
+          await turn("a2", "S-a", { createdAt: 2_000 }),
+          await store.createRun(newRun("plain", { createdAt: 2_500 }), []),
+          await turn("a3", "S-a", { createdAt: 3_000 }),
+          await turn("b2", "S-b", { createdAt: 3_500 }),
+        ];
+        expect(rows.map((r) => [r.id, r.sessionId, r.turn])).toEqual([
+          ["a1", "S-a", 1],
+          ["b1", "S-b", 1],
+          ["a2", "S-a", 2],
+          ["plain", null, null],
+          ["a3", "S-a", 3],
+          ["b2", "S-b", 2],
+        ]);
+        for (const r of rows) expect(await store.getRun(r.id)).toEqual(r);
+        expect(rows[0]).toMatchObject({ status: "pending", fence: 0, definition: DEF_A, createdAt: 1_000, updatedAt: 1_000 });
+        // Turn order, not the default newest-first.
+        expect((await store.listRuns({ sessionId: "S-a" })).map((r) => r.id)).toEqual(["a1", "a2", "a3"]);
+        expect((await store.listRuns({ sessionId: "S-a", limit: 2 })).map((r) => r.id)).toEqual(["a1", "a2"]);
+        expect((await store.listRuns({ sessionId: "S-b", status: ["pending"] })).map((r) => r.id)).toEqual(["b1", "b2"]);
+        expect(await store.listRuns({ sessionId: "S-none" })).toEqual([]);
+        // A refused duplicate id takes no turn number.
+        await expect(turn("a3", "S-a")).rejects.toThrow();
+        expect((await turn("a4", "S-a")).turn).toBe(4);
+      });
+
+      it("concurrent createRun on one session through two store instances gives distinct, consecutive turns", async (ctx) => {
+        if (!sut.reopen) {
+          ctx.skip(`${name} factory provides no reopen(): cannot open a second instance on the same storage`);
+          return;
+        }
+        const other = await sut.reopen();
+        extra.push(other);
+        const n = 24;
+        const made = await Promise.all(
+          Array.from({ length: n }, (_, i) => (i % 2 === 0 ? store : other).createRun(newRun(`t${String(i).padStart(2, "0")}`, { sessionId: "S-race" }), [])),
+        );
+        expect(made.map((r) => r.turn).sort((x, y) => (x ?? 0) - (y ?? 0))).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        const stored = await store.listRuns({ sessionId: "S-race" });
+        expect(stored.map((r) => r.turn)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        for (const r of made) expect(stored.find((x) => x.id === r.id)?.turn).toBe(r.turn);
+      });
+
+      it("claim skips a turn while an earlier turn is pending, running, waiting, held or paused, and takes it once that turn ended", async () => {
+        await turn("s1", "S", { createdAt: 1_000 });
+        await turn("s2", "S", { createdAt: 2_000 });
+        await turn("s3", "S", { createdAt: 3_000 });
+        // Pending turn 1 blocks turns 2 and 3, even when asked for by id.
+        expect(await claimable(["s2", "s3"])).toEqual([]);
+        expect(await claimable()).toEqual(["s1"]);
+        // Turn 1 is running now.
+        expect(await claimable(["s2"])).toEqual([]);
+        for (const status of ["waiting", "held", "paused", "pending"] as const) {
+          await setStatus("s1", status);
+          expect(await claimable(["s2", "s3"]), `turn 1 ${status}`).toEqual([]);
+        }
+        for (const status of TERMINAL) {
+          const sid = `S-${status}`;
+          await turn(`${sid}-1`, sid);
+          await turn(`${sid}-2`, sid);
+          await setStatus(`${sid}-1`, status);
+          expect(await claimable([`${sid}-2`]), `turn 1 ${status}`).toEqual([`${sid}-2`]);
+        }
+        // Turn 1 completed: turn 2 is next; turn 3 still waits behind it.
+        await setStatus("s1", "completed");
+        expect(await claimable()).toEqual(["s2"]);
+        expect(await claimable(["s3"])).toEqual([]);
+        await setStatus("s2", "failed");
+        expect(await claimable()).toEqual(["s3"]);
+      });
+
+      it("claim needs every earlier turn ended, not only the one just before", async () => {
+        await turn("s1", "S");
+        await turn("s2", "S");
+        await turn("s3", "S");
+        await setStatus("s1", "held");
+        await setStatus("s2", "cancelled");
+        expect(await claimable()).toEqual([]);
+        await setStatus("s1", "cancelled");
+        expect(await claimable()).toEqual(["s3"]);
+      });
+
+      it("runs outside a session, and other sessions, are claimed as before; blocked turns take no claim slot", async () => {
+        await turn("s1", "S", { createdAt: 1_000 });
+        await turn("s2", "S", { createdAt: 2_000 });
+        await turn("t1", "T", { createdAt: 3_000 });
+        await created("plain", { createdAt: 4_000 });
+        await setStatus("s1", "held");
+        await setStatus("t1", "held");
+        // The oldest candidates (s2, then t1) are not claimable: the one slot goes to the plain run.
+        expect(await claimable(undefined, 1)).toEqual(["plain"]);
+        await turn("u1", "U", { createdAt: 5_000 });
+        expect(await claimable()).toEqual(["u1"]);
+      });
+
+      it("listSessions reports turns, open turns, the current and the last ended turn, most recently updated first", async () => {
+        await turn("a1", "A", { createdAt: 1_000 });
+        await turn("a2", "A", { createdAt: 1_100 });
+        await turn("a3", "A", { createdAt: 1_200 });
+        await turn("a4", "A", { createdAt: 1_300, definition: DEF_B });
+        await turn("b1", "B", { createdAt: 900 });
+        await turn("c1", "C", { createdAt: 1_050 });
+        await turn("c2", "C", { createdAt: 1_150 });
+        await created("plain", { createdAt: 1_400 });
+        await commitOne(store, [{ runId: "a1", run: { status: "completed", output: '"ok"' } }]);
+        await commitOne(store, [{ runId: "a2", run: { status: "failed", error: '{"message":"boom"}' } }]);
+        await commitOne(store, [{ runId: "c1", run: { status: "completed" } }]);
+        await commitOne(store, [{ runId: "c2", run: { status: "cancelled", error: '{"message":"cancelled"}' } }]);
+
+        const list = await store.listSessions();
+        expect(list.map((s) => s.sessionId).sort()).toEqual(["A", "B", "C"]);
+        const byId = Object.fromEntries(list.map((s) => [s.sessionId, s]));
+        const updated = async (sid: string) => Math.max(...(await store.listRuns({ sessionId: sid })).map((r) => r.updatedAt));
+        expect(byId.A).toEqual({
+          sessionId: "A",
+          definition: DEF_B,
+          turns: 4,
+          open: 2,
+          current: { runId: "a3", turn: 3, status: "pending" },
+          last: { runId: "a2", turn: 2, status: "failed", error: '{"message":"boom"}' },
+          createdAt: 1_000,
+          updatedAt: await updated("A"),
+        });
+        expect(byId.B).toEqual({
+          sessionId: "B",
+          definition: DEF_A,
+          turns: 1,
+          open: 1,
+          current: { runId: "b1", turn: 1, status: "pending" },
+          last: null,
+          createdAt: 900,
+          updatedAt: 900,
+        });
+        expect(byId.C).toEqual({
+          sessionId: "C",
+          definition: DEF_A,
+          turns: 2,
+          open: 0,
+          current: null,
+          last: { runId: "c2", turn: 2, status: "cancelled", error: '{"message":"cancelled"}' },
+          createdAt: 1_050,
+          updatedAt: await updated("C"),
+        });
+        // Most recently updated first: B, untouched since it was created, comes last.
+        expect(list.map((s) => s.updatedAt)).toEqual(list.map((s) => s.updatedAt).sort((x, y) => y - x));
+        expect(list[2]?.sessionId).toBe("B");
+        expect(await store.listSessions({ limit: 1 })).toEqual([list[0]]);
+        expect(await store.listSessions({ sessionId: "C" })).toEqual([byId.C]);
+        expect(await store.listSessions({ sessionId: "nobody" })).toEqual([]);
+
+        // A claimed, waiting current turn is reported with its status.
+        expect(await claimable(["a3"])).toEqual(["a3"]);
+        await setStatus("a3", "waiting");
+        expect((await store.listSessions({ sessionId: "A" }))[0]?.current).toEqual({ runId: "a3", turn: 3, status: "waiting" });
+      });
+
+      it("refuses a session in a mutation's newRuns and changes nothing", async () => {
+        await created("parent");
+        const before = await snapshot(store, "parent");
+        await expect(
+          store.commit([[{ runId: "parent", events: [{ type: "x" }], newRuns: [newRun("kid", { sessionId: "S", parentId: "parent", parentStepId: "k" })] }]]),
+        ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+        expect(await snapshot(store, "parent")).toEqual(before);
+        expect(await store.getRun("kid")).toBeUndefined();
       });
     });
   });

@@ -290,7 +290,122 @@ const COMMIT_LOG = `
   $$;
 `;
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG }];
+const SESSIONS = `
+  ALTER TABLE runs ADD COLUMN session_id TEXT;
+  ALTER TABLE runs ADD COLUMN turn INTEGER;
+  -- One run per turn. createRun numbers turns under a per-session advisory lock; this is the last guard.
+  CREATE UNIQUE INDEX runs_session_turn ON runs (session_id, turn) WHERE session_id IS NOT NULL;
+  -- The claim's "an earlier turn is still open" probe; its predicate must stay word for word the
+  -- one in sessions-sql.ts (TERMINAL_SQL), or the planner cannot prove the index applies.
+  CREATE INDEX runs_session_open ON runs (session_id, turn)
+    WHERE session_id IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+  -- The sweeper's due waits: timers and quota parks.
+  CREATE INDEX waits_wake ON waits (wake_at) WHERE status = 'open' AND kind IN ('timer', 'quota');
+  DROP INDEX waits_due;
+
+  -- A turn that ends makes the session's next turn claimable: wake the workers now rather than at
+  -- their next poll. Every path that ends a run updates its status, so a trigger sees them all;
+  -- NOTIFY is transactional, sent only if the ending commits.
+  CREATE FUNCTION stead_turn_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM runs WHERE session_id = NEW.session_id AND turn > NEW.turn) THEN
+      PERFORM pg_notify('stead_wake', '');
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER runs_turn_ended AFTER UPDATE OF status ON runs FOR EACH ROW
+    WHEN (NEW.session_id IS NOT NULL AND NEW.status IN ('completed', 'failed', 'cancelled')
+          AND OLD.status NOT IN ('completed', 'failed', 'cancelled'))
+    EXECUTE FUNCTION stead_turn_ended();
+`;
+
+const WORKSPACES = `
+  ALTER TABLE runs ADD COLUMN workspace TEXT;
+
+  -- Content-addressed: hash (SHA-256 of the uncompressed bytes) names one content forever, so
+  -- writers insert if absent and never update data. touched_at (database clock) spares a blob from
+  -- gc while a capture that relies on it has not committed its snapshot.
+  CREATE TABLE blobs (
+    hash TEXT PRIMARY KEY,
+    size BIGINT NOT NULL,
+    touched_at BIGINT NOT NULL,
+    data BYTEA NOT NULL
+  );
+  -- The data is compressed already: TOAST must not try again.
+  ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL;
+
+  CREATE TABLE snapshots (
+    id BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    step_id TEXT,
+    source TEXT NOT NULL,
+    root TEXT NOT NULL,
+    files INTEGER NOT NULL,
+    bytes BIGINT NOT NULL,
+    files_changed INTEGER NOT NULL,
+    new_bytes BIGINT NOT NULL,
+    notes TEXT,
+    checkpoint TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX snapshots_run ON snapshots (run_id, seq);
+  -- One start/step snapshot per journal position; settle snapshots accumulate.
+  CREATE UNIQUE INDEX snapshots_step ON snapshots (run_id, seq) WHERE source <> 'settle';
+
+  -- The workspace parts of a batch, applied after stead_commit in the same transaction: snapshots
+  -- of the units that applied (never on optional mutations: the store refuses those, since whether
+  -- one applied is not reported), and the workspace column of runs created through newRuns (a
+  -- newRuns entry whose id already existed is a retry of the same creation).
+  CREATE FUNCTION stead_apply_workspace(units jsonb, results jsonb) RETURNS void LANGUAGE plpgsql AS $$
+  DECLARE
+    i integer := 0;
+    u jsonb;
+    m jsonb;
+    x jsonb;
+  BEGIN
+    FOR u IN SELECT * FROM jsonb_array_elements(units) LOOP
+      IF coalesce((results->i->>'ok')::boolean, false) THEN
+        FOR m IN SELECT * FROM jsonb_array_elements(u) LOOP
+          IF m ? 'snapshots' AND NOT coalesce((m->>'optional')::boolean, false) THEN
+            INSERT INTO snapshots (run_id, seq, step_id, source, root, files, bytes, files_changed, new_bytes, notes, checkpoint, created_at)
+              SELECT m->>'runId', (s->>'seq')::int, s->>'stepId', s->>'source', s->>'root', (s->>'files')::int, (s->>'bytes')::bigint,
+                     (s->>'filesChanged')::int, (s->>'newBytes')::bigint, s->>'notes', s->>'checkpoint', (s->>'createdAt')::bigint
+              FROM jsonb_array_elements(m->'snapshots') AS s
+            ON CONFLICT (run_id, seq) WHERE source <> 'settle' DO UPDATE SET step_id = excluded.step_id, source = excluded.source,
+              root = excluded.root, files = excluded.files, bytes = excluded.bytes, files_changed = excluded.files_changed,
+              new_bytes = excluded.new_bytes, notes = excluded.notes, checkpoint = excluded.checkpoint, created_at = excluded.created_at;
+          END IF;
+          IF m ? 'newRuns' THEN
+            FOR x IN SELECT * FROM jsonb_array_elements(m->'newRuns') LOOP
+              IF x->>'workspace' IS NOT NULL THEN
+                UPDATE runs SET workspace = x->>'workspace' WHERE id = x->>'id' AND workspace IS NULL;
+              END IF;
+            END LOOP;
+          END IF;
+        END LOOP;
+      END IF;
+      i := i + 1;
+    END LOOP;
+  END
+  $$;
+
+  CREATE FUNCTION stead_commit_workspace(token text, units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+  DECLARE
+    r jsonb := stead_commit_logged(token, units);
+  BEGIN
+    PERFORM stead_apply_workspace(units, r);
+    RETURN r;
+  END
+  $$;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG },
+  { version: 2, name: "sessions and turns; quota waits", sql: SESSIONS },
+  { version: 3, name: "workspaces: snapshots and content-addressed blobs", sql: WORKSPACES },
+];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

@@ -1,9 +1,12 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toRun, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
+import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
   ClaimRequest,
   ClaimedRun,
@@ -18,6 +21,8 @@ import type {
   RunFilter,
   RunRow,
   RunStatus,
+  SessionFilter,
+  SessionSummary,
   StepRow,
   Store,
   StoreInfo,
@@ -277,8 +282,10 @@ export class PostgresStore implements Store {
     if (filter.status?.length) add("status = ANY(?::text[])", filter.status);
     if (filter.definition !== undefined) add("definition = ?", filter.definition);
     if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
+    if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
     params.push(filter.limit ?? 1000);
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`;
+    const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT $${params.length}`;
     return (await this.query(sql, params)).map(toRun);
   }
 
@@ -291,7 +298,8 @@ export class PostgresStore implements Store {
   }
 
   async dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    const rows = await this.query("SELECT * FROM waits WHERE status = 'open' AND kind = 'timer' AND wake_at <= $1 ORDER BY wake_at LIMIT $2", [now, limit]);
+    // The predicate repeats waits_wake's (migration 2) so the partial index serves it.
+    const rows = await this.query("SELECT * FROM waits WHERE status = 'open' AND kind IN ('timer', 'quota') AND wake_at <= $1 ORDER BY wake_at LIMIT $2", [now, limit]);
     return rows.map(toWait);
   }
 
@@ -325,19 +333,31 @@ export class PostgresStore implements Store {
     return (await this.query(sql, params)).map(toEvent);
   }
 
-  async createRun(run: NewRun, events: EventWrite[]): Promise<void> {
-    await this.transaction(async (c) => {
+  /**
+   * A session's turn is 1 + its highest committed turn, read under a transaction-level advisory
+   * lock on the session: a concurrent createRun for the same session waits for this transaction to
+   * end, and its INSERT (a new statement, so a new snapshot under READ COMMITTED) then sees this
+   * turn. The unique index runs_session_turn backs it up.
+   */
+  async createRun(run: NewRun, events: EventWrite[]): Promise<RunRow> {
+    const sessionId = run.sessionId ?? null;
+    return this.transaction(async (c) => {
+      if (sessionId !== null) await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, sessionId]);
       const inserted = await c.query(
-        `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (id) DO NOTHING`,
-        [run.id, run.definition, run.module, run.fingerprint, run.status ?? "pending", run.input, run.parentId ?? null, run.parentStepId ?? null, run.createdAt],
+        `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, session_id, turn, workspace, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10::text,
+                 CASE WHEN $10::text IS NULL THEN NULL ELSE (SELECT coalesce(max(turn), 0) + 1 FROM runs WHERE session_id = $10::text) END, $11, $9, $9)
+         ON CONFLICT (id) DO NOTHING RETURNING *`,
+        [run.id, run.definition, run.module, run.fingerprint, run.status ?? "pending", run.input, run.parentId ?? null, run.parentStepId ?? null, run.createdAt, sessionId, run.workspace ?? null],
       );
-      if (inserted.rowCount === 0) {
+      const row = inserted.rows[0] as Raw | undefined;
+      if (!row) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
       }
       // The run exists now: the journal and events go through the same function as every commit.
       await c.query("SELECT stead_commit($1::jsonb)", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events }]])]);
       if ((run.status ?? "pending") === "pending") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
+      return toRun(row);
     });
   }
 
@@ -349,6 +369,10 @@ export class PostgresStore implements Store {
    */
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     if (units.length === 0) return [];
+    for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
+    checkSnapshotWrites(units);
+    // Snapshots and new runs' workspaces are applied by a wrapper around stead_commit_logged (migration 3).
+    const fn = units.some((u) => u.some((m) => m.snapshots?.length || m.newRuns?.some((r) => r.workspace != null))) ? "stead_commit_workspace" : "stead_commit_logged";
     const payload = JSON.stringify(units);
     return this.withRetry(async () => {
       const token = randomUUID();
@@ -359,7 +383,7 @@ export class PostgresStore implements Store {
         let raw: unknown;
         const step = units.length === 1 ? simpleStepWrite(units[0]) : undefined;
         if (options.beforeCommit) {
-          const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
+          const call = `SELECT ${fn}(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
           const res = (await client.query(`BEGIN; ${call}`)) as unknown as pg.QueryResult[];
           raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
           options.beforeCommit();
@@ -373,7 +397,7 @@ export class PostgresStore implements Store {
           });
           raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         } else {
-          const res = await client.query({ name: "stead_commit", text: "SELECT stead_commit_logged($1, $2::jsonb) AS r", values: [token, payload] });
+          const res = await client.query({ name: fn, text: `SELECT ${fn}($1, $2::jsonb) AS r`, values: [token, payload] });
           raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         }
         return parseResults(raw, units);
@@ -431,12 +455,17 @@ export class PostgresStore implements Store {
         params.push(req.runIds);
         only = `AND id = ANY($${params.length}::text[])`;
       }
+      // No race in the session condition: it is monotone (see earlierTurnsEnded), so a turn found
+      // claimable in this statement's snapshot is still claimable when its row is locked and
+      // updated. A stale "not yet" (an earlier turn ending in a transaction this snapshot misses)
+      // only delays the claim until runs_turn_ended's NOTIFY or the next poll.
       const rows = (
         await c.query(
           `WITH c AS (
-             SELECT id, status AS prev FROM runs
+             SELECT id, status AS prev FROM runs r0
              WHERE definition = ANY($1::text[])
                AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= stead_now_ms())))
+               AND ${earlierTurnsEnded("r0")}
                ${only}
              ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
            )
@@ -461,6 +490,12 @@ export class PostgresStore implements Store {
       const steps = ((await c.query("SELECT * FROM steps WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq", [claimed.map((x) => x.run.id)])).rows as Raw[]).map(toStep);
       return claimed.map((x) => ({ ...x, journal: steps.filter((s) => s.runId === x.run.id) }));
     });
+  }
+
+  async listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
+    const bySession = filter.sessionId !== undefined;
+    const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
+    return (await this.query(sessionsSql((i) => `$${i}`, bySession), params)).map(toSession);
   }
 
   async renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number): Promise<string[]> {
@@ -578,7 +613,9 @@ export class PostgresStore implements Store {
     const cols = schema.columns.map((c) => quoteColumn(c.name)).join(", ");
     const defs = schema.columns.map((c) => `${quoteColumn(c.name)} ${SQL_TYPE[c.kind]}`).join(", ");
     await this.transaction(async (c) => {
-      await c.query(`INSERT INTO ${table} (${cols}) SELECT ${cols} FROM jsonb_to_recordset($1::jsonb) AS x(${defs})`, [payload]);
+      // A bytes column travels as base64 text (bytea's own text input is hex, not base64).
+      const select = schema.columns.map((c) => (c.kind === "bytes" ? `decode(${quoteColumn(c.name)}, 'base64')` : quoteColumn(c.name))).join(", ");
+      await c.query(`INSERT INTO ${table} (${cols}) SELECT ${select} FROM jsonb_to_recordset($1::jsonb) AS x(${defs})`, [payload]);
       // Explicit ids leave the BIGSERIAL sequence behind: the next insert would collide with an imported id.
       if (schema.serial) {
         const s = quoteColumn(schema.serial);
@@ -587,10 +624,120 @@ export class PostgresStore implements Store {
       if (table === "runs") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
     });
   }
+
+  async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
+    if (blobs.length === 0) return;
+    // Batches of about 8 MB per statement; each statement is its own transaction (insert if absent is idempotent).
+    for (let i = 0; i < blobs.length; ) {
+      const batch: BlobWrite[] = [];
+      let bytes = 0;
+      while (i < blobs.length && (batch.length === 0 || bytes + (blobs[i]?.data.byteLength ?? 0) <= 8 * 1024 * 1024)) {
+        const b = blobs[i++] as BlobWrite;
+        batch.push(b);
+        bytes += b.data.byteLength;
+      }
+      await this.query(
+        `INSERT INTO blobs (hash, size, touched_at, data)
+         SELECT h, s, stead_now_ms(), d FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(h, s, d)
+         ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at WHERE blobs.touched_at < excluded.touched_at - $4`,
+        [batch.map((b) => b.hash), batch.map((b) => b.size), batch.map((b) => Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength)), BLOB_TOUCH_INTERVAL_MS],
+      );
+    }
+  }
+
+  async missingBlobs(hashes: readonly string[]): Promise<string[]> {
+    if (hashes.length === 0) return [];
+    const present = new Set<string>();
+    for (let i = 0; i < hashes.length; i += 5000) {
+      const chunk = hashes.slice(i, i + 5000);
+      const rows = await this.query(
+        `WITH p AS (SELECT hash, touched_at FROM blobs WHERE hash = ANY($1::text[])),
+         t AS (UPDATE blobs b SET touched_at = stead_now_ms() FROM p WHERE b.hash = p.hash AND p.touched_at < stead_now_ms() - $2)
+         SELECT hash FROM p`,
+        [chunk, BLOB_TOUCH_INTERVAL_MS],
+      );
+      for (const r of rows) present.add(String(r.hash));
+    }
+    return [...new Set(hashes)].filter((h) => !present.has(h));
+  }
+
+  async getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
+    const out: BlobRow[] = [];
+    for (let i = 0; i < hashes.length; i += 500) {
+      const rows = await this.query("SELECT hash, size, data FROM blobs WHERE hash = ANY($1::text[])", [hashes.slice(i, i + 500)]);
+      for (const r of rows) out.push(toBlob(r));
+    }
+    return out;
+  }
+
+  async snapshots(runId: string): Promise<SnapshotRow[]> {
+    return (await this.query("SELECT * FROM snapshots WHERE run_id = $1 ORDER BY seq, id", [runId])).map(toSnapshot);
+  }
+
+  async getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
+    const [r] =
+      "seq" in at
+        ? await this.query("SELECT * FROM snapshots WHERE run_id = $1 AND seq = $2 AND source <> 'settle'", [runId, at.seq])
+        : await this.query("SELECT * FROM snapshots WHERE run_id = $1 AND step_id = $2 AND source = 'step' ORDER BY seq DESC LIMIT 1", [runId, at.stepId]);
+    return r ? toSnapshot(r) : undefined;
+  }
+
+  async snapshotRoots(): Promise<string[]> {
+    return (await this.query("SELECT DISTINCT root FROM snapshots")).map((r) => String(r.root));
+  }
+
+  async pruneSnapshots(keepSteps: number): Promise<number> {
+    const rows =
+      keepSteps <= 0
+        ? await this.query("WITH d AS (DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status = ANY($1::text[])) RETURNING 1) SELECT count(*)::int AS n FROM d", [TERMINAL_STATUSES])
+        : await this.query(
+            // The oldest kept seq: the keepSteps-th newest step snapshot's (none: the run keeps everything).
+            `WITH d AS (
+               DELETE FROM snapshots s WHERE s.run_id IN (SELECT id FROM runs WHERE status = ANY($1::text[]))
+                 AND s.seq < (SELECT k.seq FROM snapshots k WHERE k.run_id = s.run_id AND k.source = 'step' ORDER BY k.seq DESC LIMIT 1 OFFSET $2)
+               RETURNING 1)
+             SELECT count(*)::int AS n FROM d`,
+            [TERMINAL_STATUSES, keepSteps - 1],
+          );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async storeTime(): Promise<number> {
+    const [r] = await this.query("SELECT stead_now_ms() AS t");
+    return Number(r?.t);
+  }
+
+  async listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
+    const rows = await this.query(
+      "SELECT hash, size, octet_length(data) AS stored FROM blobs WHERE ($1::text IS NULL OR hash > $1) AND touched_at < $2 ORDER BY hash LIMIT $3",
+      [after, touchedBefore, limit],
+    );
+    return rows.map(toBlobInfo);
+  }
+
+  async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
+    let count = 0;
+    let bytes = 0;
+    for (let i = 0; i < hashes.length; i += 5000) {
+      const [r] = await this.query(
+        "WITH d AS (DELETE FROM blobs WHERE hash = ANY($1::text[]) AND touched_at < $2 RETURNING octet_length(data) AS b) SELECT count(*)::int AS n, coalesce(sum(b), 0)::bigint AS b FROM d",
+        [hashes.slice(i, i + 5000), touchedBefore],
+      );
+      count += Number(r?.n ?? 0);
+      bytes += Number(r?.b ?? 0);
+    }
+    return { count, bytes };
+  }
 }
 
+/**
+ * Class key of the per-session advisory locks (the two-key form, 'SESS' in ASCII): apart from the
+ * one-key locks (migrations, worker presence) that expireGoneOwners looks for.
+ */
+const SESSION_LOCK_CLASS = 0x53455353;
+
 /** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
-const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean" };
+const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean", bytes: "text" };
 
 /**
  * The write almost every step makes: under its lease, journal rows, events, and lost_claims back to

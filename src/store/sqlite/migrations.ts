@@ -97,6 +97,60 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX events_run ON events (run_id, seq);
     `,
   },
+  {
+    version: 2,
+    name: "sessions and turns; quota waits",
+    sql: `
+      ALTER TABLE runs ADD COLUMN session_id TEXT;
+      ALTER TABLE runs ADD COLUMN turn INTEGER;
+      -- One run per turn: createRun's turn assignment relies on it as a last guard.
+      CREATE UNIQUE INDEX runs_session_turn ON runs (session_id, turn) WHERE session_id IS NOT NULL;
+      -- The claim's "an earlier turn is still open" probe; its predicate must stay word for word
+      -- the one in sessions-sql.ts (TERMINAL_SQL), or queries stop using it.
+      CREATE INDEX runs_session_open ON runs (session_id, turn)
+        WHERE session_id IS NOT NULL AND status NOT IN ('completed', 'failed', 'cancelled');
+      -- The sweeper's due waits: timers and quota parks.
+      CREATE INDEX waits_wake ON waits (wake_at) WHERE status = 'open' AND kind IN ('timer', 'quota');
+      DROP INDEX waits_due;
+    `,
+  },
+  {
+    version: 3,
+    name: "workspaces: snapshots and content-addressed blobs",
+    sql: `
+      ALTER TABLE runs ADD COLUMN workspace TEXT;
+
+      -- Content-addressed: hash (SHA-256 of the uncompressed bytes) names one content forever, so
+      -- writers insert if absent and never update data. touched_at (store clock) spares a blob from
+      -- gc while a capture that relies on it has not committed its snapshot; data is the last
+      -- column so the row's small fields come before its overflow pages.
+      CREATE TABLE blobs (
+        hash TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        touched_at INTEGER NOT NULL,
+        data BLOB NOT NULL
+      );
+
+      CREATE TABLE snapshots (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        step_id TEXT,
+        source TEXT NOT NULL,
+        root TEXT NOT NULL,
+        files INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        files_changed INTEGER NOT NULL,
+        new_bytes INTEGER NOT NULL,
+        notes TEXT,
+        checkpoint TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX snapshots_run ON snapshots (run_id, seq);
+      -- One start/step snapshot per journal position; settle snapshots accumulate.
+      CREATE UNIQUE INDEX snapshots_step ON snapshots (run_id, seq) WHERE source <> 'settle';
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

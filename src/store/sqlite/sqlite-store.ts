@@ -17,6 +17,8 @@ import type {
   RunFilter,
   RunRow,
   RunStatus,
+  SessionFilter,
+  SessionSummary,
   StepRow,
   StepWrite,
   Store,
@@ -26,9 +28,12 @@ import type {
   WaitRow,
 } from "../types.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
-import { toEvent, toHold, toRun, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
+import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
-import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues } from "../transfer/tables.js";
+import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
   /** Database file. Default `.stead/stead.db` under the current directory. */
@@ -184,7 +189,12 @@ export class SqliteStore implements Store {
       where.push("parent_id = ?");
       params.push(filter.parentId);
     }
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+    if (filter.sessionId !== undefined) {
+      where.push("session_id = ?");
+      params.push(filter.sessionId);
+    }
+    const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ?`;
     params.push(filter.limit ?? 1000);
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toRun));
   }
@@ -203,7 +213,8 @@ export class SqliteStore implements Store {
 
   dueTimers(now: number, limit: number): Promise<WaitRow[]> {
     const rows = this.stmt(
-      "SELECT * FROM waits WHERE status = 'open' AND kind = 'timer' AND wake_at <= ? ORDER BY wake_at LIMIT ?",
+      // The predicate repeats waits_wake's (migration 2) so the partial index serves it.
+      "SELECT * FROM waits WHERE status = 'open' AND kind IN ('timer', 'quota') AND wake_at <= ? ORDER BY wake_at LIMIT ?",
     ).all(now, limit) as Raw[];
     return Promise.resolve(rows.map(toWait));
   }
@@ -235,25 +246,32 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toEvent));
   }
 
-  async createRun(run: NewRun, events: EventWrite[]): Promise<void> {
-    this.db.transaction(() => {
+  async createRun(run: NewRun, events: EventWrite[]): Promise<RunRow> {
+    const row = this.db.transaction(() => {
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
           runId: run.id,
           fix: "choose another run id, or omit it to get a fresh one",
         });
       }
-      this.insertRun(run);
+      const inserted = this.insertRun(run);
       this.insertEvents(run.id, events, run.createdAt);
+      return inserted;
     }).immediate();
-    return Promise.resolve();
+    return Promise.resolve(row);
   }
 
-  private insertRun(run: NewRun): void {
-    this.stmt(
-      `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
+  /**
+   * A session's turn is 1 + its highest turn. Every write runs in a BEGIN IMMEDIATE transaction
+   * (one writer at a time across processes), so that read and this insert are atomic.
+   */
+  private insertRun(run: NewRun): RunRow {
+    const sessionId = run.sessionId ?? null;
+    const turn = sessionId === null ? null : Number((this.stmt("SELECT coalesce(max(turn), 0) + 1 AS t FROM runs WHERE session_id = ?").get(sessionId) as Raw).t);
+    const row = this.stmt(
+      `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, session_id, turn, workspace, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    ).get(
       run.id,
       run.definition,
       run.module,
@@ -262,10 +280,14 @@ export class SqliteStore implements Store {
       run.input,
       run.parentId ?? null,
       run.parentStepId ?? null,
+      sessionId,
+      turn,
+      run.workspace ?? null,
       run.createdAt,
       run.createdAt,
-    );
+    ) as Raw;
     if (run.journal?.length) this.upsertSteps(run.id, run.journal);
+    return toRun(row);
   }
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
@@ -287,6 +309,7 @@ export class SqliteStore implements Store {
   }
 
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
+    checkSnapshotWrites(units);
     return Promise.resolve(this.commitTransaction().immediate(units, Date.now(), options.beforeCommit));
   }
 
@@ -382,6 +405,7 @@ export class SqliteStore implements Store {
       this.stmt("DELETE FROM steps WHERE run_id = ? AND seq >= ?").run(m.runId, m.deleteStepsFrom);
     }
     if (m.steps?.length) this.upsertSteps(m.runId, m.steps);
+    if (m.snapshots?.length) this.upsertSnapshots(m.runId, m.snapshots);
     if (m.waits?.length) {
       const s = this.stmt(
         `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)
@@ -417,6 +441,7 @@ export class SqliteStore implements Store {
     }
     if (m.newRuns?.length) {
       for (const r of m.newRuns) {
+        if (r.sessionId != null) throw sessionInNewRuns(r.id);
         if (!this.stmt("SELECT 1 FROM runs WHERE id = ?").get(r.id)) this.insertRun(r);
       }
     }
@@ -438,6 +463,7 @@ export class SqliteStore implements Store {
         `SELECT id, status, fence FROM runs
          WHERE definition IN (SELECT value FROM json_each(?))
            AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))
+           AND ${earlierTurnsEnded("runs")}
            ${only}
          ORDER BY created_at, id LIMIT ?`,
       ).all(...params) as Raw[];
@@ -476,6 +502,12 @@ export class SqliteStore implements Store {
       return out;
     });
     return Promise.resolve(run.immediate());
+  }
+
+  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
+    const bySession = filter.sessionId !== undefined;
+    const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
+    return Promise.resolve((this.stmt(sessionsSql(() => "?", bySession)).all(...params) as Raw[]).map(toSession));
   }
 
   renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
@@ -537,13 +569,122 @@ export class SqliteStore implements Store {
   async writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
     const cols = columnNames(table);
     const insert = this.stmt(`INSERT INTO ${table} (${cols.map(quoteColumn).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
+    const kinds = tableSchema(table).columns.map((c) => c.kind);
     this.db.transaction(() => {
       rows.forEach((row, i) => {
         const values = rowValues(table, row, `writeRows row ${i + 1}`);
-        insert.run(...values.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v)));
+        insert.run(...values.map((v, j) => (typeof v === "boolean" ? (v ? 1 : 0) : kinds[j] === "bytes" && typeof v === "string" ? Buffer.from(v, "base64") : v)));
       });
     }).immediate();
     return Promise.resolve();
+  }
+
+  private upsertSnapshots(runId: string, snapshots: readonly SnapshotWrite[]): void {
+    const s = this.stmt(
+      `INSERT INTO snapshots (run_id, seq, step_id, source, root, files, bytes, files_changed, new_bytes, notes, checkpoint, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, seq) WHERE source <> 'settle' DO UPDATE SET step_id = excluded.step_id, source = excluded.source, root = excluded.root,
+         files = excluded.files, bytes = excluded.bytes, files_changed = excluded.files_changed, new_bytes = excluded.new_bytes,
+         notes = excluded.notes, checkpoint = excluded.checkpoint, created_at = excluded.created_at`,
+    );
+    for (const x of snapshots) {
+      s.run(runId, x.seq, x.stepId, x.source, x.root, x.files, x.bytes, x.filesChanged, x.newBytes, x.notes, x.checkpoint, x.createdAt);
+    }
+  }
+
+  async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
+    if (blobs.length === 0) return Promise.resolve();
+    const now = Date.now();
+    const s = this.stmt(
+      `INSERT INTO blobs (hash, size, touched_at, data) VALUES (?, ?, ?, ?)
+       ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at WHERE blobs.touched_at < ?`,
+    );
+    this.db.transaction(() => {
+      for (const b of blobs) s.run(b.hash, b.size, now, b.data, now - BLOB_TOUCH_INTERVAL_MS);
+    }).immediate();
+    return Promise.resolve();
+  }
+
+  async missingBlobs(hashes: readonly string[]): Promise<string[]> {
+    if (hashes.length === 0) return Promise.resolve([]);
+    const now = Date.now();
+    const present = new Set<string>();
+    const find = this.stmt("SELECT hash FROM blobs WHERE hash IN (SELECT value FROM json_each(?))");
+    const touch = this.stmt("UPDATE blobs SET touched_at = ? WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
+    this.db.transaction(() => {
+      for (let i = 0; i < hashes.length; i += 500) {
+        const chunk = JSON.stringify(hashes.slice(i, i + 500));
+        for (const r of find.all(chunk) as Raw[]) present.add(String(r.hash));
+        touch.run(now, chunk, now - BLOB_TOUCH_INTERVAL_MS);
+      }
+    }).immediate();
+    return Promise.resolve([...new Set(hashes)].filter((h) => !present.has(h)));
+  }
+
+  getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
+    const out: BlobRow[] = [];
+    const s = this.stmt("SELECT hash, size, data FROM blobs WHERE hash IN (SELECT value FROM json_each(?))");
+    for (let i = 0; i < hashes.length; i += 500) {
+      for (const r of s.all(JSON.stringify(hashes.slice(i, i + 500))) as Raw[]) out.push(toBlob(r));
+    }
+    return Promise.resolve(out);
+  }
+
+  snapshots(runId: string): Promise<SnapshotRow[]> {
+    return Promise.resolve((this.stmt("SELECT * FROM snapshots WHERE run_id = ? ORDER BY seq, id").all(runId) as Raw[]).map(toSnapshot));
+  }
+
+  getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
+    const r =
+      "seq" in at
+        ? (this.stmt("SELECT * FROM snapshots WHERE run_id = ? AND seq = ? AND source <> 'settle'").get(runId, at.seq) as Raw | undefined)
+        : (this.stmt("SELECT * FROM snapshots WHERE run_id = ? AND step_id = ? AND source = 'step' ORDER BY seq DESC LIMIT 1").get(runId, at.stepId) as Raw | undefined);
+    return Promise.resolve(r ? toSnapshot(r) : undefined);
+  }
+
+  snapshotRoots(): Promise<string[]> {
+    return Promise.resolve((this.stmt("SELECT DISTINCT root FROM snapshots").all() as Raw[]).map((r) => String(r.root)));
+  }
+
+  async pruneSnapshots(keepSteps: number): Promise<number> {
+    const terminal = JSON.stringify(TERMINAL_STATUSES);
+    const n = this.db.transaction(() => {
+      if (keepSteps <= 0) {
+        return this.stmt("DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))").run(terminal).changes;
+      }
+      // The oldest kept seq: the keepSteps-th newest step snapshot's (none: the run keeps everything).
+      return this.stmt(
+        `DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))
+           AND seq < (SELECT k.seq FROM snapshots k WHERE k.run_id = snapshots.run_id AND k.source = 'step' ORDER BY k.seq DESC LIMIT 1 OFFSET ?)`,
+      ).run(terminal, keepSteps - 1).changes;
+    }).immediate();
+    return Promise.resolve(n);
+  }
+
+  storeTime(): Promise<number> {
+    return Promise.resolve(Date.now());
+  }
+
+  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
+    const rows = this.stmt("SELECT hash, size, length(data) AS stored FROM blobs WHERE hash > ? AND touched_at < ? ORDER BY hash LIMIT ?").all(after ?? "", touchedBefore, limit) as Raw[];
+    return Promise.resolve(rows.map(toBlobInfo));
+  }
+
+  async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
+    const sum = this.stmt("SELECT count(*) AS n, coalesce(sum(length(data)), 0) AS b FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
+    const del = this.stmt("DELETE FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
+    const out = this.db.transaction(() => {
+      let count = 0;
+      let bytes = 0;
+      for (let i = 0; i < hashes.length; i += 500) {
+        const chunk = JSON.stringify(hashes.slice(i, i + 500));
+        const r = sum.get(chunk, touchedBefore) as Raw;
+        bytes += Number(r.b);
+        count += del.run(chunk, touchedBefore).changes;
+      }
+      return { count, bytes };
+    }).immediate();
+    return Promise.resolve(out);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { TRANSFER_TABLES, type RowKey, type Store, type TransferRow, type TransferTable } from "../types.js";
-import { rowKey } from "./tables.js";
+import { rowKey, tableSchema } from "./tables.js";
 
 /** A table's row count and digest, as a dump's trailer records them. */
 export interface TableDigest {
@@ -36,7 +36,8 @@ export class TableDigester {
 export const DEFAULT_PAGE_ROWS = 500;
 
 /** Every row of `table`, a page at a time, in the store's primary-key order. */
-export async function* pagesOf(store: Store, table: TransferTable, pageRows = DEFAULT_PAGE_ROWS): AsyncGenerator<TransferRow[]> {
+export async function* pagesOf(store: Store, table: TransferTable, requestedRows = DEFAULT_PAGE_ROWS): AsyncGenerator<TransferRow[]> {
+  const pageRows = Math.min(requestedRows, tableSchema(table).pageRows ?? requestedRows);
   let after: RowKey | null = null;
   for (;;) {
     const page = await store.readRows(table, after, pageRows);

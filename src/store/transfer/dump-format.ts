@@ -33,7 +33,11 @@ export interface DumpTrailer {
   tables: StoreDigest;
 }
 
-export type DumpLine = { kind: "row"; table: TransferTable; row: TransferRow; bytes: number } | { kind: "trailer"; trailer: DumpTrailer };
+/**
+ * A row line: `row` as this Stead's schema has it (columns added since the dump's schema hold
+ * null), and `asDumped`, the row in the dump's own schema, which its trailer's digests cover.
+ */
+export type DumpLine = { kind: "row"; table: TransferTable; row: TransferRow; asDumped: TransferRow; bytes: number } | { kind: "trailer"; trailer: DumpTrailer };
 
 const FIX_DUMP = "import a complete dump written by `stead export`, unedited (export it again if in doubt)";
 
@@ -103,10 +107,10 @@ export function parseHeader(text: string | undefined, name: string): DumpHeader 
 }
 
 /**
- * Parses one line after the header. Rows must come table by table in TRANSFER_TABLES order;
- * `lastTable` is the index of the previous row's table (-1 before the first row).
+ * Parses one line after the header of a dump of schema version `schema`. Rows must come table by
+ * table in TRANSFER_TABLES order; `lastTable` is the index of the previous row's table (-1 before the first row).
  */
-export function parseLine(text: string, name: string, lineNo: number, lastTable: number): DumpLine {
+export function parseLine(text: string, name: string, lineNo: number, lastTable: number, schema = TRANSFER_SCHEMA_VERSION): DumpLine {
   const where = `${name} line ${lineNo}`;
   const value = parseJson(text, name, lineNo);
   if (!isObject(value)) throw badDump(where, "is not a dump line");
@@ -119,5 +123,6 @@ export function parseLine(text: string, name: string, lineNo: number, lastTable:
   if (index < 0) throw badDump(where, `names an unknown table ${shown(table)}`);
   if (index < lastTable) throw badDump(where, `is a ${String(table)} row after the ${TRANSFER_TABLES[lastTable]} rows: the dump is out of order`);
   if (!isObject(value.r)) throw badDump(where, "has no row object");
-  return { kind: "row", table: table as TransferTable, row: canonicalRow(table as TransferTable, value.r as TransferRow, where), bytes: text.length };
+  const { row, asDumped } = canonicalRow(table as TransferTable, value.r as TransferRow, where, schema);
+  return { kind: "row", table: table as TransferTable, row, asDumped, bytes: text.length };
 }

@@ -4,6 +4,7 @@ import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type Store, type TransferTable } from "../types.js";
 import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
 import { DIGEST_NAME, DUMP_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
+import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
 
 export interface ExportOptions {
   /** Rows per `readRows` page. */
@@ -31,6 +32,12 @@ export interface ExportSummary {
 export async function exportStore(store: Store, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
   const info = await store.check();
+  // readRows asks for every column of this schema: an older store lacks some.
+  if (info.schemaVersion < TRANSFER_SCHEMA_VERSION) {
+    throw new SteadError("STEAD_INVALID_STATE", `the store at ${store.location} is at schema version ${info.schemaVersion}; this Stead exports version ${TRANSFER_SCHEMA_VERSION}`, {
+      fix: "run `stead migrate` on it first (or export it with the Stead that wrote it)",
+    });
+  }
   if (!options.allowLive) await refuseLiveLeases(store);
   const counted = await digestStore(store, pageRows);
   const header: DumpHeader = {

@@ -9,6 +9,7 @@ import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type Store, type TransferRow, type TransferTable } from "../types.js";
 import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
+import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
 
 /** A dump to read: a stream (read once: it is copied to a temp file), or a function opening it anew each time. */
 export type DumpInput = Readable | (() => Readable);
@@ -169,21 +170,28 @@ async function writeDump(store: Store, dump: VerifiedDump, batchRows: number, ba
 
 /**
  * Reads a dump from its header to its trailer, checking each line and, at the end, every table's
- * count and digest against the header and trailer. `onRow` sees each row, in dump order.
+ * count and digest against the header and trailer. `onRow` sees each row, in dump order, as this
+ * Stead's schema has it; the digests returned are of those rows (what a store holds after the
+ * import), which for a dump of an older schema differ from its trailer's.
  */
 async function scanDump(
   readable: Readable,
   name: string,
   onRow?: (table: TransferTable, row: TransferRow, bytes: number) => Promise<void>,
 ): Promise<{ header: DumpHeader; tables: StoreDigest }> {
-  const digesters = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, new TableDigester()])) as Record<TransferTable, TableDigester>;
+  const newDigesters = () => Object.fromEntries(TRANSFER_TABLES.map((t) => [t, new TableDigester()])) as Record<TransferTable, TableDigester>;
+  const digesters = newDigesters();
+  let upgraded: Record<TransferTable, TableDigester> | undefined;
   let header: DumpHeader | undefined;
   let trailer: DumpTrailer | undefined;
   let lastTable = -1;
   let lineNo = 0;
   for await (const { text, complete } of linesOf(readable)) {
     lineNo++;
-    if (header === undefined) header = parseHeader(text, name);
+    if (header === undefined) {
+      header = parseHeader(text, name);
+      if (header.schema < TRANSFER_SCHEMA_VERSION) upgraded = newDigesters();
+    }
     if (!complete && text.trim() !== "") {
       // A last line without its newline: export writes whole lines, so the dump was cut short.
       throw badDump(name, `ends in the middle of line ${lineNo}: it is truncated`);
@@ -193,13 +201,14 @@ async function scanDump(
       if (text.trim() === "") continue;
       throw badDump(`${name} line ${lineNo}`, "follows the trailer line, which must be the last");
     }
-    const line = parseLine(text, name, lineNo, lastTable);
+    const line = parseLine(text, name, lineNo, lastTable, header.schema);
     if (line.kind === "trailer") {
       trailer = line.trailer;
       continue;
     }
     lastTable = TRANSFER_TABLES.indexOf(line.table);
-    digesters[line.table].add(JSON.stringify(line.row));
+    digesters[line.table].add(JSON.stringify(line.asDumped));
+    upgraded?.[line.table].add(JSON.stringify(line.row));
     if (onRow) await onRow(line.table, line.row, line.bytes);
   }
   if (header === undefined) throw badDump(name, "is empty, not a Stead export", "pass a file written by `stead export`");
@@ -210,6 +219,7 @@ async function scanDump(
     if (header.tables[t] !== tables[t].rows && trailer.tables[t].rows === tables[t].rows) problems.push(`${t}: ${header.tables[t]} rows in its header, ${tables[t].rows} in its rows`);
   }
   if (problems.length > 0) throw badDump(name, `is corrupted: ${problems.join("; ")}`);
+  if (upgraded) return { header, tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, upgraded[t].digest()])) as StoreDigest };
   return { header, tables };
 }
 

@@ -11,17 +11,20 @@ import type { RowKey, TransferRow, TransferTable, TransferValue } from "../types
 
 /**
  * The schema version these column lists describe: every dialect's LATEST_VERSION (a test checks).
- * A dump of an older schema is still read; a migration that adds a column must then say here what
- * an older dump's rows hold in it.
+ * A dump of an older schema is still read: a column a later migration added says so (`since`),
+ * and an older dump's rows, which lack it, hold null in it.
  */
-export const TRANSFER_SCHEMA_VERSION = 1;
+export const TRANSFER_SCHEMA_VERSION = 3;
 
-export type ColumnKind = "text" | "int" | "bool";
+/** `bytes`: SQLite BLOB, Postgres BYTEA; a transfer row carries it as base64 text. */
+export type ColumnKind = "text" | "int" | "bool" | "bytes";
 
 export interface Column {
   name: string;
   kind: ColumnKind;
   nullable: boolean;
+  /** Schema version that added the column (absent: version 1). Such a column must be nullable. */
+  since?: number;
 }
 
 export interface TableSchema {
@@ -29,10 +32,14 @@ export interface TableSchema {
   key: readonly string[];
   /** The column the store numbers itself (SQLite rowid/AUTOINCREMENT, Postgres BIGSERIAL), if any. */
   serial?: string;
+  /** At most this many rows per `readRows` page (large rows). */
+  pageRows?: number;
   columns: readonly Column[];
 }
 
 const c = (name: string, kind: ColumnKind, nullable = false): Column => ({ name, kind, nullable });
+/** A nullable column added by migration `since`. */
+const added = (since: number, name: string, kind: ColumnKind): Column => ({ name, kind, nullable: true, since });
 
 export const TABLE_SCHEMAS = {
   runs: {
@@ -58,6 +65,9 @@ export const TABLE_SCHEMAS = {
       c("pause_requested", "bool"),
       c("created_at", "int"),
       c("updated_at", "int"),
+      added(2, "session_id", "text"),
+      added(2, "turn", "int"),
+      added(3, "workspace", "text"),
     ],
   },
   steps: {
@@ -113,6 +123,32 @@ export const TABLE_SCHEMAS = {
     key: ["seq"],
     serial: "seq",
     columns: [c("seq", "int"), c("run_id", "text"), c("type", "text"), c("at", "int"), c("data", "text")],
+  },
+  // Tables added by migration 3: a dump of an older schema has none of their rows.
+  blobs: {
+    key: ["hash"],
+    // A blob may be megabytes: pages stay small.
+    pageRows: 16,
+    columns: [c("hash", "text"), c("size", "int"), c("touched_at", "int"), c("data", "bytes")],
+  },
+  snapshots: {
+    key: ["id"],
+    serial: "id",
+    columns: [
+      c("id", "int"),
+      c("run_id", "text"),
+      c("seq", "int"),
+      c("step_id", "text", true),
+      c("source", "text"),
+      c("root", "text"),
+      c("files", "int"),
+      c("bytes", "int"),
+      c("files_changed", "int"),
+      c("new_bytes", "int"),
+      c("notes", "text", true),
+      c("checkpoint", "text", true),
+      c("created_at", "int"),
+    ],
   },
 } as const satisfies Record<TransferTable, TableSchema>;
 
@@ -175,7 +211,16 @@ function normaliseValue(table: TransferTable, col: Column, v: unknown): Transfer
     }
     case "bool":
       return typeof v === "boolean" ? v : Number(v) !== 0;
+    case "bytes":
+      return Buffer.isBuffer(v) ? v.toString("base64") : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : asText(v);
   }
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The table's columns as a store of schema version `schema` has them. */
+export function columnsAt(table: TransferTable, schema: number): readonly Column[] {
+  return tableSchema(table).columns.filter((col) => (col.since ?? 1) <= schema);
 }
 
 /**
@@ -183,31 +228,46 @@ function normaliseValue(table: TransferTable, col: Column, v: unknown): Transfer
  * values of their kinds. `where` names the row in the error (a dump line, a caller).
  */
 export function rowValues(table: TransferTable, row: TransferRow, where: string): TransferValue[] {
-  const schema = tableSchema(table);
+  return valuesAt(table, tableSchema(table).columns, row, where);
+}
+
+function valuesAt(table: TransferTable, columns: readonly Column[], row: TransferRow, where: string): TransferValue[] {
   const bad = (problem: string) =>
     new SteadError("STEAD_BAD_INPUT", `${where}: ${table} row ${problem}`, {
       fix: "import only dumps written by `stead export`, unedited",
     });
   if (typeof row !== "object" || row === null || Array.isArray(row)) throw bad("is not an object");
-  const known = new Set(schema.columns.map((col) => col.name));
+  const known = new Set(columns.map((col) => col.name));
   for (const k of Object.keys(row)) if (!known.has(k)) throw bad(`has a column this schema does not know: ${k}`);
-  return schema.columns.map((col) => {
+  return columns.map((col) => {
     if (!(col.name in row)) throw bad(`lacks column ${col.name}`);
     const v = row[col.name];
     if (v === null) {
       if (!col.nullable) throw bad(`has null in ${col.name}, which may not be null`);
       return null;
     }
-    const ok = col.kind === "text" ? typeof v === "string" : col.kind === "int" ? Number.isSafeInteger(v) : typeof v === "boolean";
-    if (!ok) throw bad(`has ${JSON.stringify(v)} in ${col.name}, which holds ${col.kind === "int" ? "integers" : col.kind === "bool" ? "true/false" : "text"}`);
+    const ok =
+      col.kind === "text" ? typeof v === "string" : col.kind === "int" ? Number.isSafeInteger(v) : col.kind === "bytes" ? typeof v === "string" && BASE64.test(v) : typeof v === "boolean";
+    if (!ok) {
+      const holds = col.kind === "int" ? "integers" : col.kind === "bool" ? "true/false" : col.kind === "bytes" ? "base64 text" : "text";
+      throw bad(`has ${JSON.stringify(v).slice(0, 80)} in ${col.name}, which holds ${holds}`);
+    }
     return v as TransferValue;
   });
 }
 
-/** `row` with its columns in canonical order (validated like {@link rowValues}). */
-export function canonicalRow(table: TransferTable, row: TransferRow, where: string): TransferRow {
-  const values = rowValues(table, row, where);
-  const out: TransferRow = {};
-  tableSchema(table).columns.forEach((col, i) => (out[col.name] = values[i] ?? null));
-  return out;
+/**
+ * `row`, a row of a store of schema version `schema`, validated like {@link rowValues} against that
+ * version's columns. `asDumped`: its columns in canonical order (what that version's digests are
+ * taken over); `row`: the same with the columns added since, as null.
+ */
+export function canonicalRow(table: TransferTable, row: TransferRow, where: string, schema = TRANSFER_SCHEMA_VERSION): { row: TransferRow; asDumped: TransferRow } {
+  const columns = columnsAt(table, schema);
+  const values = valuesAt(table, columns, row, where);
+  const asDumped: TransferRow = {};
+  columns.forEach((col, i) => (asDumped[col.name] = values[i] ?? null));
+  if (columns.length === tableSchema(table).columns.length) return { row: asDumped, asDumped };
+  const upgraded: TransferRow = {};
+  for (const col of tableSchema(table).columns) upgraded[col.name] = asDumped[col.name] ?? null;
+  return { row: upgraded, asDumped };
 }

@@ -1,0 +1,60 @@
+/** Row mappers and checks for workspace snapshots and blobs, shared by every SQL store. */
+import { SteadError } from "../errors.js";
+import type { BlobInfo, BlobRow, SnapshotRow, SnapshotSource, Unit } from "./types.js";
+
+type Raw = Record<string, unknown>;
+
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === "string" ? v : JSON.stringify(v));
+
+export function toSnapshot(r: Raw): SnapshotRow {
+  return {
+    id: Number(r.id),
+    runId: String(r.run_id),
+    seq: Number(r.seq),
+    stepId: strOrNull(r.step_id),
+    source: String(r.source) as SnapshotSource,
+    root: String(r.root),
+    files: Number(r.files),
+    bytes: Number(r.bytes),
+    filesChanged: Number(r.files_changed),
+    newBytes: Number(r.new_bytes),
+    notes: strOrNull(r.notes),
+    checkpoint: strOrNull(r.checkpoint),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toBlob(r: Raw): BlobRow {
+  const data = r.data;
+  return { hash: String(r.hash), size: Number(r.size), data: Buffer.isBuffer(data) ? data : Buffer.from(data as Uint8Array) };
+}
+
+export function toBlobInfo(r: Raw): BlobInfo {
+  return { hash: String(r.hash), size: Number(r.size), stored: Number(r.stored) };
+}
+
+/**
+ * Refuses snapshots on an optional mutation (whether it applied is not reported, so its snapshot
+ * could describe a step that was never committed) and checks each snapshot's shape.
+ */
+export function checkSnapshotWrites(units: readonly Unit[]): void {
+  for (const unit of units) {
+    for (const m of unit) {
+      if (!m.snapshots?.length) continue;
+      if (m.optional) {
+        throw new SteadError("STEAD_BAD_INPUT", `a snapshot of run ${m.runId} rides on an optional mutation`, {
+          runId: m.runId,
+          fix: "put snapshots on the mutation that commits the step's outcome (not optional)",
+        });
+      }
+      for (const s of m.snapshots) {
+        if (!Number.isSafeInteger(s.seq) || s.seq < -1 || !["start", "step", "settle"].includes(s.source) || typeof s.root !== "string" || s.root === "") {
+          throw new SteadError("STEAD_BAD_INPUT", `run ${m.runId}: invalid snapshot (seq ${String(s.seq)}, source ${String(s.source)})`, {
+            runId: m.runId,
+            fix: "build snapshots with the workspace capture (src/workspace), not by hand",
+          });
+        }
+      }
+    }
+  }
+}
