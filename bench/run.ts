@@ -12,6 +12,7 @@ import { BenchSetupError } from "./pg-server.js";
 import { postgresSuite } from "./postgres-suite.js";
 import { fmt } from "./report.js";
 import { sqliteSuite } from "./sqlite-suite.js";
+import { workspaceSuite } from "./workspace-suite.js";
 
 const FLAGS = ["--sqlite-only", "--postgres-only"] as const;
 
@@ -31,6 +32,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   console.log(`Stead benchmarks: node ${process.version}, built library (dist/)\n`);
   if (which.sqlite) await sqliteSuite();
+  if (which.sqlite) {
+    console.log("");
+    await workspaceSuite();
+  }
   if (which.sqlite && which.postgres) console.log("");
   if (which.postgres) await postgresSuite();
   console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);

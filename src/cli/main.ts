@@ -4,7 +4,9 @@ import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerRun } from "./commands/run.js";
+import { registerSessions } from "./commands/sessions.js";
 import { registerTransfer } from "./commands/transfer.js";
+import { registerWorkspace } from "./commands/workspace.js";
 import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
@@ -32,7 +34,9 @@ export function buildProgram(): Command {
   registerInspect(program);
   registerAnswer(program);
   registerControl(program);
+  registerSessions(program);
   registerTransfer(program);
+  registerWorkspace(program);
   return program;
 }
 

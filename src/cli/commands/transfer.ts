@@ -27,7 +27,7 @@ export function registerTransfer(program: Command): void {
 
   const exp = program
     .command("export")
-    .description("write every run, journal entry, wait, hold and event of the store as a dump (JSON lines, with row counts and digests)")
+    .description("write every run, journal entry, wait, hold, event, workspace snapshot and blob of the store as a dump (JSON lines, with row counts and digests)")
     .option("--out <file>", "write the dump to this file (default: standard output)")
     .action(
       act(async (o: { out?: string }, cmd: Command) => {

@@ -1,0 +1,141 @@
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import type { Stead } from "../../engine/stead.js";
+import { SteadError } from "../../errors.js";
+import type { RunRow } from "../../store/types.js";
+import { checkRestoreTarget, decodeNotes, diffSnapshots, DEFAULT_GC_GRACE_MS, findSnapshot, gcWorkspaces, restoreSnapshot } from "../../workspace/index.js";
+import { act, example, print, printJson, withStead } from "../context.js";
+import { age, table } from "../format.js";
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u] ?? "TB"}`;
+}
+
+async function requireRun(stead: Stead, runId: string): Promise<RunRow> {
+  const run = await stead.store.getRun(runId);
+  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${runId}`, { runId, fix: "list runs with `stead ps`" });
+  return run;
+}
+
+/** A whole number of at least `min` (`--seq` may be -1: the start snapshot). */
+function parseInt(text: string, what: string, min: number): number {
+  const n = Number(text);
+  if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < min) {
+    throw new SteadError("STEAD_BAD_INPUT", `${what} must be a whole number of at least ${min}, not ${JSON.stringify(text)}`, { fix: `for example ${what} ${Math.max(min, 3)}` });
+  }
+  return n;
+}
+
+export function registerWorkspace(program: Command): void {
+  const snapshots = program
+    .command("snapshots")
+    .description("a run's workspace snapshots: journal position, step, source (start, step, settle), files changed, age")
+    .argument("<run>", "run id")
+    .option("--json", "print JSON")
+    .action(
+      act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
+        await withStead(cmd, false, async (stead) => {
+          const run = await requireRun(stead, runId);
+          const list = await stead.store.snapshots(runId);
+          if (o.json) return printJson(list.map((s) => ({ ...s, notes: decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) })));
+          if (list.length === 0) {
+            return print(`run ${runId} has no workspace snapshots${run.workspace ? "" : " (it was started without a workspace)"}`);
+          }
+          if (run.workspace) print(`workspace ${run.workspace}`);
+          print(
+            table(
+              ["SEQ", "STEP", "SOURCE", "CHANGED", "FILES", "SIZE", "NOTES", "AGE"],
+              list.map((s) => {
+                const notes = decodeNotes(s.notes);
+                const gaps = notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.gap ?? 0);
+                const skipped = notes.notes.length - notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.["too-large"] ?? 0) + (notes.more?.unsupported ?? 0);
+                const label = [gaps ? `${gaps} gap${gaps > 1 ? "s" : ""}` : "", skipped ? `${skipped} skipped` : ""].filter(Boolean).join(", ") || "-";
+                return [String(s.seq), s.stepId ?? "-", s.source, String(s.filesChanged), String(s.files), formatBytes(s.bytes), label, age(s.createdAt)];
+              }),
+            ),
+          );
+        });
+      }),
+    );
+  example(snapshots, "stead snapshots 01J9Z6K8M2", "stead snapshots 01J9Z6K8M2 --json");
+
+  const restore = program
+    .command("restore")
+    .description("write a run's workspace as it was after a step into an empty or new directory (default: the run's own workspace path)")
+    .argument("<run>", "run id")
+    .option("--step <id>", "the snapshot of this step (default: the run's latest step snapshot)")
+    .option("--seq <n>", "the snapshot at this journal position (-1: as the run found its workspace)")
+    .option("--to <dir>", "the directory to write (must be missing or empty)")
+    .action(
+      act(async (runId: string, o: { step?: string; seq?: string; to?: string }, cmd: Command) => {
+        if (o.step !== undefined && o.seq !== undefined) {
+          throw new SteadError("STEAD_BAD_INPUT", "--step and --seq both name a snapshot", { fix: "pass one of them" });
+        }
+        const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
+        await withStead(cmd, false, async (stead) => {
+          const run = await requireRun(stead, runId);
+          const snapshot = await findSnapshot(stead.store, runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}) });
+          const target = o.to ?? run.workspace;
+          if (target === null || target === undefined) {
+            throw new SteadError("STEAD_BAD_INPUT", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
+          }
+          checkRestoreTarget(resolve(target));
+          const r = await restoreSnapshot(stead.store, snapshot, target);
+          print(`restored run ${runId} ${snapshot.stepId ? `after step "${snapshot.stepId}"` : "as it started"} (seq ${snapshot.seq}, ${snapshot.source}) into ${r.target}: ${r.files} files`);
+        });
+      }),
+    );
+  example(restore, "stead restore 01J9Z6K8M2 --to ./recovered", "stead restore 01J9Z6K8M2 --step edit-readme --to /tmp/before");
+
+  const diff = program
+    .command("diff")
+    .description("files added (A), changed (M) and removed (D) between the workspace snapshots of two steps")
+    .argument("<run>", "run id")
+    .argument("<stepA>", "the earlier step (start: as the run found its workspace)")
+    .argument("<stepB>", "the later step")
+    .option("--json", "print JSON")
+    .action(
+      act(async (runId: string, stepA: string, stepB: string, o: { json?: boolean }, cmd: Command) => {
+        await withStead(cmd, false, async (stead) => {
+          await requireRun(stead, runId);
+          const a = await findSnapshot(stead.store, runId, { step: stepA });
+          const b = await findSnapshot(stead.store, runId, { step: stepB });
+          const d = await diffSnapshots(stead.store, a, b);
+          if (o.json) return printJson(d);
+          for (const p of d.added) print(`A ${p}`);
+          for (const p of d.changed) print(`M ${p}`);
+          for (const p of d.removed) print(`D ${p}`);
+          print(`${d.added.length} added, ${d.changed.length} changed, ${d.removed.length} removed`);
+        });
+      }),
+    );
+  example(diff, "stead diff 01J9Z6K8M2 start fix-tests");
+
+  const gc = program
+    .command("gc")
+    .description("delete workspace blobs no snapshot refers to; with --keep-steps, first prune finished runs' older snapshots")
+    .option("--keep-steps <n>", "keep each finished run's last N step snapshots (default: keep every snapshot)")
+    .option("--grace <seconds>", "spare unreferenced blobs written this recently (captures in flight)", String(DEFAULT_GC_GRACE_MS / 1000))
+    .option("--json", "print JSON")
+    .action(
+      act(async (o: { keepSteps?: string; grace: string; json?: boolean }, cmd: Command) => {
+        const keepSteps = o.keepSteps === undefined ? undefined : parseInt(o.keepSteps, "--keep-steps", 0);
+        const graceMs = parseInt(o.grace, "--grace", 0) * 1000;
+        await withStead(cmd, false, async (stead) => {
+          const r = await gcWorkspaces(stead.store, { ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs });
+          if (o.json) return printJson(r);
+          print(`deleted ${r.snapshotsDeleted} snapshots and ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)}); ${r.blobsReferenced} blobs still referenced`);
+          if (r.brokenSnapshots) print(`warning: ${r.brokenSnapshots} snapshot(s) refer to missing trees and cannot be restored`);
+        });
+      }),
+    );
+  example(gc, "stead gc", "stead gc --keep-steps 5");
+}

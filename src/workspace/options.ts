@@ -1,0 +1,51 @@
+/** What a workspace scan looks at: ignore rules and the per-file size ceiling. */
+
+/**
+ * Never captured, at any depth: version-control internals, installed dependencies, Stead's own
+ * store directory, and caches that tools rebuild.
+ */
+export const DEFAULT_EXCLUDES: readonly string[] = [
+  ".git",
+  ".hg",
+  ".svn",
+  "node_modules",
+  ".stead",
+  ".cache",
+  "__pycache__",
+  ".pytest_cache",
+  ".mypy_cache",
+  ".ruff_cache",
+  ".tox",
+  ".turbo",
+  ".parcel-cache",
+  ".next",
+  ".nuxt",
+  ".gradle",
+];
+
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export interface ScanOptions {
+  /** Extra gitignore-style patterns, relative to the workspace root. */
+  exclude?: readonly string[];
+  /** Apply {@link DEFAULT_EXCLUDES}. Default true. */
+  defaultExcludes?: boolean;
+  /** Honour `.gitignore` files at every level. Default true. */
+  gitignore?: boolean;
+  /** Files larger than this are skipped with a note (never silently). Default 10 MB. */
+  maxFileBytes?: number;
+}
+
+export interface ResolvedScanOptions {
+  exclude: readonly string[];
+  gitignore: boolean;
+  maxFileBytes: number;
+}
+
+export function resolveScanOptions(o: ScanOptions = {}): ResolvedScanOptions {
+  return {
+    exclude: [...((o.defaultExcludes ?? true) ? DEFAULT_EXCLUDES : []), ...(o.exclude ?? [])],
+    gitignore: o.gitignore ?? true,
+    maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+  };
+}
