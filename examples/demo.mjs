@@ -1,9 +1,12 @@
-// `npm run demo`: the index-report workflow, end to end, through the real `stead` CLI on a fresh
-// SQLite store: a run is killed with SIGKILL in the middle, a worker picks it up at its last
-// completed step, it parks for an approval, a person approves, it sleeps, publishes and completes.
-// Exits 0 when every part of the story happened; otherwise non-zero, naming the part that did not.
+// `npm run demo`: two stories through the real `stead` CLI on a fresh SQLite store.
+// 1. The index-report workflow: a run is killed with SIGKILL in the middle, a worker picks it up at
+//    its last completed step, it parks for an approval, a person approves, it sleeps, publishes.
+// 2. The fixer agent (scripted model, offline): killed with SIGKILL in the middle of a tool call
+//    that is not safe to repeat; the resumed run is held, a person checks and releases it, then
+//    approves the agent's pull request with edited arguments; the workspace's tests pass.
+// Exits 0 when every part of both stories happened; otherwise non-zero, naming the part that did not.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,11 +14,15 @@ import { fileURLToPath } from "node:url";
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = join(repo, "bin", "stead.js");
 const workflowFile = "examples/index-report.ts";
+const agentFile = "examples/fixer.ts";
 const WAIT_MS = 60_000;
 
 const tmp = mkdtempSync(join(tmpdir(), "stead-demo-"));
 const store = join(tmp, ".stead", "stead.db");
 const out = join(tmp, "out");
+const workspace = join(tmp, "workspace");
+/** The fixer's environment: its workspace, and a slow writeFile so the demo can kill it mid-call. */
+const agentEnv = { FIXER_WORKSPACE: workspace, FIXER_SLOW_MS: "3000", OPENAI_API_KEY: "" };
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const background = new Set();
 
@@ -47,9 +54,9 @@ function shown(/** @type {string[]} */ args) {
  * @param {string[]} args
  * @param {string} prefix
  */
-function start(args, prefix = "  ") {
+function start(args, prefix = "  ", env = {}) {
   console.log(`$ ${shown(args)}`);
-  const child = spawn(process.execPath, [bin, ...args], { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [bin, ...args], { cwd: repo, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   background.add(child);
   /** @type {string[]} */
   const lines = [];
@@ -80,13 +87,15 @@ function start(args, prefix = "  ") {
    * @param {RegExp} pattern
    * @param {string} what
    * @param {RegExp} [failure]
+   * @param {number} [since] look only at lines from this index on (default: all)
    * @returns {Promise<string>}
    */
-  const waitFor = (pattern, what, failure) =>
+  const waitFor = (pattern, what, failure, since = 0) =>
     new Promise((done, reject) => {
       const check = () => {
-        const hit = lines.find((l) => pattern.test(l));
-        const bad = failure && lines.find((l) => failure.test(l));
+        const recent = lines.slice(since);
+        const hit = recent.find((l) => pattern.test(l));
+        const bad = failure && recent.find((l) => failure.test(l));
         if (hit !== undefined) {
           cleanup();
           done(hit);
@@ -118,8 +127,8 @@ function start(args, prefix = "  ") {
  * @param {number} expectCode
  * @returns {Promise<string>}
  */
-async function stead(args, expectCode = 0) {
-  const p = start(args);
+async function stead(args, expectCode = 0, env = {}) {
+  const p = start(args, "  ", env);
   const { code, signal } = await p.exited;
   if (code !== expectCode) fail(`\`${shown(args)}\` exited ${code ?? signal}, expected ${expectCode}`);
   return p.lines.join("\n");
@@ -149,6 +158,13 @@ async function main() {
 
   console.log(bold("Stead demo: kill a run with SIGKILL, and it comes back at its last completed step."));
   console.log(`A fresh store for this demo:\n  export STORE=${store}`);
+  await workflowStory();
+  await agentStory();
+  console.log(`\n${bold("The demo ran end to end.")} Store, report and workspace are in ${tmp} (removed now).`);
+}
+
+async function workflowStory() {
+  console.log(`\n${bold("Part 1: a workflow.")}`);
 
   say("Start a run that indexes this repository's src/ (slowed down so we can kill it mid-run).");
   const input = JSON.stringify({ dir: "src", out, slowMs: 700 });
@@ -206,8 +222,72 @@ async function main() {
   worker.child.kill("SIGTERM");
   const stopped = await worker.exited;
   if (stopped.code !== 0) fail(`the worker exited ${stopped.code ?? stopped.signal} on SIGTERM, expected 0`);
+}
 
-  console.log(`\n${bold("The demo ran end to end.")} Store and report are in ${tmp} (removed now).`);
+async function agentStory() {
+  console.log(`\n${bold("Part 2: an agent.")} examples/fixer.ts fixes a failing test with real tools; offline, a scripted model plays the engineer.`);
+  console.log(`  export FIXER_WORKSPACE=${workspace} FIXER_SLOW_MS=3000   # writeFile lingers 3 s so we can kill it mid-call`);
+
+  say("Start the agent. Model calls and tool calls are journaled steps; its text streams as live events.");
+  const run = start(["run", agentFile, "--input", JSON.stringify("the date parser test fails"), "--store", store], "  ", agentEnv);
+  const started = await run.waitFor(/^run \S+ started/, "the agent run started");
+  const runId = started.split(" ")[1] ?? fail(`cannot read a run id from "${started}"`);
+  const intent = await run.waitFor(/step "tool:\S+" intent recorded/, "the agent called writeFile (its intent was recorded)");
+  const toolStep = /step "(tool:[^"]+)"/.exec(intent)?.[1] ?? fail(`cannot read the tool step from "${intent}"`);
+
+  say(`Pull the plug in the middle of writeFile: kill -9 ${run.child.pid}. Did the file get written? Stead cannot know.`);
+  run.child.kill("SIGKILL");
+  const killed = await run.exited;
+  if (killed.signal !== "SIGKILL") fail(`the agent process ended with ${killed.code ?? killed.signal} before it could be killed`);
+  const before = await events(runId);
+  const modelsBefore = before.filter((e) => e.type === "step.completed" && String(e.data.step).startsWith("model-")).map((e) => String(e.data.step));
+
+  say("A worker resumes the run. writeFile is not idempotent and has no reconcile, so it is not run again blindly: the run is held.");
+  const worker = start(["worker", agentFile, "--store", store], "  [worker] ", agentEnv);
+  await worker.waitFor(new RegExp(`${runId} held \\(ambiguous_effect\\)`), "the run was held ambiguous_effect", new RegExp(`${runId} (failed|completed|aborted)`));
+  await stead(["why", runId, "--store", store]);
+
+  say("A person looks at the workspace: the fix is there, so they record the tool's result instead of running it again.");
+  console.log(`$ cat ${join(workspace, "src", "date.js")}`);
+  const fixed = readFileSync(join(workspace, "src", "date.js"), "utf8");
+  console.log(indent(fixed));
+  if (!fixed.includes("month - 1")) fail("the killed writeFile had not written the fix yet; the demo expects the kill to land after the write");
+  const afterHold = worker.lines.length;
+  await stead(["release", runId, "ambiguous_effect", "--choice", "result", "--result", JSON.stringify("wrote src/date.js (checked by hand)"), "--store", store]);
+
+  say("The worker goes on from there: it runs the tests, then parks for approval of the pull request, costing no process.");
+  const parked = await worker.waitFor(new RegExp(`${runId} waiting for approve:`), "the agent parked for the pull request's approval", new RegExp(`${runId} (failed|held|aborted)`), afterHold);
+  const wait = /waiting for (approve:\S+)/.exec(parked)?.[1] ?? fail(`cannot read the approval name from "${parked}"`);
+  await stead(["why", runId, "--store", store]);
+
+  say("Approve it with an edited title (checked against the tool's input schema); the worker resumes the run by itself.");
+  await stead(["approve", runId, wait, "--edit", JSON.stringify({ title: "Fix the month in parseDate", body: "Date.UTC takes a 0-based month." }), "--store", store]);
+  await worker.waitFor(new RegExp(`${runId} completed`), "the agent run completed", new RegExp(`${runId} (failed|held|aborted)`), afterHold);
+  await stead(["status", runId, "--store", store]);
+
+  say("Checks: the workspace's tests pass, the pull request has the edited title, nothing ran twice.");
+  const test = spawn(process.execPath, ["test/date.test.js"], { cwd: workspace, stdio: ["ignore", "pipe", "pipe"] });
+  let testOut = "";
+  test.stdout.on("data", (/** @type {Buffer} */ d) => (testOut += d.toString()));
+  /** @type {number | null} */
+  const testCode = await new Promise((done) => test.on("exit", (code) => done(code)));
+  if (testCode !== 0) fail(`the workspace's tests still fail after the agent's fix (exit ${String(testCode)})`);
+  console.log(`$ node test/date.test.js\n${indent(testOut)}`);
+  const prDir = join(workspace, ".pull-requests");
+  const pr = existsSync(prDir) ? readdirSync(prDir).map((f) => readFileSync(join(prDir, f), "utf8")) : [];
+  if (pr.length !== 1 || !pr[0]?.startsWith("# Fix the month in parseDate")) fail(`expected one pull request with the edited title, found ${pr.length}`);
+  const log = await events(runId);
+  for (const step of new Set(log.filter((e) => e.type === "step.completed").map((e) => String(e.data.step)))) {
+    const n = log.filter((e) => e.type === "step.completed" && e.data.step === step).length;
+    if (n !== 1) fail(`step "${step}" completed ${n} times`);
+  }
+  const intents = log.filter((e) => e.type === "step.intent" && e.data.step === toolStep).length;
+  if (intents !== 1) fail(`${toolStep} was dispatched ${intents} times; it must not run again after the kill`);
+  console.log(`  (checked: tests pass; one pull request, edited title; ${toolStep} dispatched once; the ${modelsBefore.length} model responses journaled before the kill were never requested again)`);
+
+  worker.child.kill("SIGTERM");
+  const stopped = await worker.exited;
+  if (stopped.code !== 0) fail(`the agent worker exited ${stopped.code ?? stopped.signal} on SIGTERM, expected 0`);
 }
 
 main()

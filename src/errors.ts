@@ -24,7 +24,13 @@ export type SteadErrorCode =
   | "STEAD_OUTCOME_UNKNOWN"
   | "STEAD_CHILD_FAILED"
   | "STEAD_CANCELLED"
-  | "STEAD_TIMEOUT";
+  | "STEAD_TIMEOUT"
+  | "STEAD_AGENT_LIMIT"
+  | "STEAD_PROVIDER_UNAVAILABLE"
+  | "STEAD_PROVIDER_REJECTED"
+  | "STEAD_TOOL_FAILED"
+  | "STEAD_TURN_INTERRUPTED"
+  | "STEAD_SNAPSHOT_NOT_FOUND";
 
 export interface SteadErrorDetails {
   runId?: string;
@@ -75,18 +81,44 @@ export class LeaseLostError extends SteadError {
  * effect), else STEAD_STEP_FAILED; `originalName` / `originalCode` keep what the step threw.
  */
 export class StepFailedError extends SteadError {
-  constructor(runId: string, stepId: string, message: string, readonly originalName: string, readonly originalCode?: string) {
-    super(isSteadCode(originalCode) ? originalCode : "STEAD_STEP_FAILED", message, { runId, stepId });
+  constructor(runId: string, stepId: string, message: string, readonly originalName: string, readonly originalCode?: string, fix?: string) {
+    super(isSteadCode(originalCode) ? originalCode : "STEAD_STEP_FAILED", message, { runId, stepId, ...(fix ? { fix } : {}) });
     this.name = "StepFailedError";
   }
 }
 
-const CODES: ReadonlySet<string> = new Set<SteadErrorCode>([
-  "STEAD_BAD_INPUT", "STEAD_RUN_NOT_FOUND", "STEAD_WAIT_NOT_FOUND", "STEAD_HOLD_NOT_FOUND", "STEAD_STEP_NOT_FOUND",
-  "STEAD_INVALID_STATE", "STEAD_LEASE_LOST", "STEAD_DUPLICATE_STEP_ID", "STEAD_PAYLOAD_TOO_LARGE", "STEAD_NOT_SERIALIZABLE",
-  "STEAD_NOT_A_STORE", "STEAD_STORE_TOO_NEW", "STEAD_STORE_MISSING", "STEAD_STORE_UNREACHABLE", "STEAD_DEFINITION_NOT_FOUND", "STEAD_DEFINITION_CHANGED",
-  "STEAD_NONDETERMINISM", "STEAD_STEP_FAILED", "STEAD_OUTCOME_UNKNOWN", "STEAD_CHILD_FAILED", "STEAD_CANCELLED", "STEAD_TIMEOUT",
-]);
+/** Keyed by the union, so a code added to SteadErrorCode and not here fails to compile. */
+const CODE_TABLE: Record<SteadErrorCode, true> = {
+  STEAD_BAD_INPUT: true,
+  STEAD_RUN_NOT_FOUND: true,
+  STEAD_WAIT_NOT_FOUND: true,
+  STEAD_HOLD_NOT_FOUND: true,
+  STEAD_STEP_NOT_FOUND: true,
+  STEAD_INVALID_STATE: true,
+  STEAD_LEASE_LOST: true,
+  STEAD_DUPLICATE_STEP_ID: true,
+  STEAD_PAYLOAD_TOO_LARGE: true,
+  STEAD_NOT_SERIALIZABLE: true,
+  STEAD_NOT_A_STORE: true,
+  STEAD_STORE_TOO_NEW: true,
+  STEAD_STORE_MISSING: true,
+  STEAD_STORE_UNREACHABLE: true,
+  STEAD_DEFINITION_NOT_FOUND: true,
+  STEAD_DEFINITION_CHANGED: true,
+  STEAD_NONDETERMINISM: true,
+  STEAD_STEP_FAILED: true,
+  STEAD_OUTCOME_UNKNOWN: true,
+  STEAD_CHILD_FAILED: true,
+  STEAD_CANCELLED: true,
+  STEAD_TIMEOUT: true,
+  STEAD_AGENT_LIMIT: true,
+  STEAD_PROVIDER_UNAVAILABLE: true,
+  STEAD_PROVIDER_REJECTED: true,
+  STEAD_TOOL_FAILED: true,
+  STEAD_TURN_INTERRUPTED: true,
+  STEAD_SNAPSHOT_NOT_FOUND: true,
+};
+const CODES: ReadonlySet<string> = new Set(Object.keys(CODE_TABLE));
 
 export function isSteadCode(code: unknown): code is SteadErrorCode {
   return typeof code === "string" && CODES.has(code);

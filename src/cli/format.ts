@@ -33,6 +33,7 @@ export function json(value: unknown): string {
 
 export function waitLabel(w: Pick<WaitView, "kind" | "name" | "wakeAt">, now = Date.now()): string {
   if (w.kind === "timer" && w.wakeAt !== null) return `timer "${w.name}" (due in ${formatDuration(Math.max(0, w.wakeAt - now))})`;
+  if (w.kind === "quota" && w.wakeAt !== null) return `quota reset (in ${formatDuration(Math.max(0, w.wakeAt - now))})`;
   return `${w.kind} "${w.name}"`;
 }
 
@@ -105,9 +106,17 @@ export function describeEvent(e: EventView, brief = false): string | null {
     case "run.completed":
       return "completed";
     case "run.failed":
-      return `FAILED: ${d.code ? `${str(d.code)}: ` : ""}${str(d.error)}`;
+      return `FAILED: ${d.code ? `${str(d.code)}: ` : ""}${str(d.error)}${d.fix ? ` — ${str(d.fix)}` : ""}`;
     case "run.cancelled":
       return `cancelled${d.reason ? `: ${str(d.reason)}` : ""}${d.by ? ` by ${str(d.by)}` : ""}`;
+    case "model.delta":
+      return `${str(d.step)} (attempt ${str(d.attempt)}${Number(d.try ?? 1) > 1 ? `, try ${str(d.try)}` : ""}) » ${truncate(str(d.text).replace(/\s+/g, " "), 200)}`;
+    case "model.retry":
+      return `${str(d.step)}: ${str(d.model)} failed (${d.status ? `${str(d.status)} ` : ""}${truncate(str(d.error), 120)}); try ${Number(d.try ?? 0) + 1} in ${formatDuration(Number(d.delayMs ?? 0))}`;
+    case "model.failover":
+      return `${str(d.step)}: failing over from ${str(d.from)} to ${str(d.to)} (${truncate(str(d.reason), 120)})`;
+    case "approval.stale":
+      return `decision on "${str(d.wait)}" was for another call (fingerprint ${str(d.decided)}, call ${str(d.call)}); asking again`;
     case "run.forked":
       return `forked as ${str(d.fork)} (reusing ${str(d.reused)} entries)`;
     default:

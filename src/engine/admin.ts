@@ -6,6 +6,7 @@ import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "./holds.js";
 import { newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
 import { resolveWaitUnit } from "./waits.js";
+import { toolDecisionFields } from "./tool-decisions.js";
 
 /**
  * Operations people (and the CLI) perform on runs. Each reads, decides, then commits one unit whose
@@ -30,6 +31,10 @@ function raced(runId: string, r: UnitResult, what: string): SteadError {
 export interface Decision {
   by?: string | null;
   reason?: string | null;
+  /** Tool approvals only: replacement arguments, validated against the tool's input schema (an invalid edit is refused, the wait stays open). */
+  input?: unknown;
+  /** Tool approvals only: "run" approves every later call of the same tool in this run. Default "once". */
+  scope?: "once" | "run";
 }
 
 async function openWaitOf(store: Store, runId: string, name: string, kind: "approval" | "signal") {
@@ -48,15 +53,16 @@ async function openWaitOf(store: Store, runId: string, name: string, kind: "appr
   return { run, wait: w };
 }
 
-export async function decide(store: Store, runId: string, name: string, approved: boolean, d: Decision = {}): Promise<void> {
-  await openWaitOf(store, runId, name, "approval");
+export async function decide(store: Store, runId: string, name: string, approved: boolean, d: Decision = {}, limit = Infinity): Promise<void> {
+  const { wait } = await openWaitOf(store, runId, name, "approval");
   const at = Date.now();
-  const result = JSON.stringify({ approved, by: d.by ?? null, reason: d.reason ?? null, at });
+  const tool = toolDecisionFields(runId, name, wait.request, approved, d);
+  const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...tool }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
   const r = await commitOne(
     store,
     resolveWaitUnit(runId, name, result, d.by ?? null, {
       type: approved ? "approval.approved" : "approval.denied",
-      data: { wait: name, by: d.by ?? null, reason: d.reason ?? null },
+      data: { wait: name, by: d.by ?? null, reason: d.reason ?? null, ...(tool.input !== undefined ? { edited: true } : {}), ...(tool.scope ? { scope: tool.scope } : {}) },
     }),
   );
   if (!r.ok) throw raced(runId, r, `deciding "${name}"`);

@@ -60,6 +60,8 @@ export interface WorkflowContext {
   signal<T = unknown>(name: string): Promise<T>;
   /** Starts a child run and parks until it ends; returns its output or throws its failure. */
   child<I, O>(id: string, definition: WorkflowDefinition<I, O>, input: I): Promise<O>;
+  /** Runs an agent (made with `agent()`) as a child run: `ctx.agent("fix", fixer, "the parser test fails")`. */
+  agent<I, O>(id: string, definition: WorkflowDefinition<I, O>, input: I): Promise<O>;
 }
 
 export type { AnyDefinition };

@@ -16,19 +16,25 @@ export interface WorkflowOptions {
 
 export interface WorkflowDefinition<I = unknown, O = unknown> {
   readonly [DEFINITION]: true;
-  readonly kind: "workflow";
+  /** "agent": made with `agent()`; its function is the agent loop (src/agent/). */
+  readonly kind: "workflow" | "agent";
   readonly name: string;
   /** Absolute path of the module that called `workflow()`, when it could be told. */
   readonly module: string | null;
   readonly fn: (ctx: WorkflowContext, input: I) => Promise<O> | O;
   /** The definition's fingerprint: a hash of its module and local imports, or of `version`. */
   fingerprint(): string;
+  /**
+   * When a session turn of this definition was cut off by a crash: "resume" continues it from its
+   * last completed step; "interrupt" ends it as interrupted (never replayed) so the session goes on.
+   */
+  readonly onInterrupt?: "resume" | "interrupt";
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDefinition = WorkflowDefinition<any, any>;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+export const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 export function workflow<I = unknown, O = unknown>(name: string, fn: (ctx: WorkflowContext, input: I) => Promise<O> | O): WorkflowDefinition<I, O>;
 export function workflow<I = unknown, O = unknown>(
@@ -43,7 +49,7 @@ export function workflow<I, O>(
 ): WorkflowDefinition<I, O> {
   const fn = typeof a === "function" ? a : b;
   const options = typeof a === "function" ? {} : a;
-  if (typeof name !== "string" || !NAME.test(name)) {
+  if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
     throw new SteadError("STEAD_BAD_INPUT", `invalid workflow name ${JSON.stringify(name)}`, {
       fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
     });
@@ -77,11 +83,11 @@ export function isDefinition(value: unknown): value is AnyDefinition {
 }
 
 /** The file of the first stack frame outside this package's engine (the module calling `workflow()`). */
-function callerModule(): string | null {
+export function callerModule(cut: (...args: never[]) => unknown = workflow): string | null {
   // Cut the stack at workflow(): under source maps (tsx, --enable-source-maps) this module's own
   // frames show as src/engine/definition.ts, not as this file, so comparing paths alone misses them.
   const holder: { stack?: string } = {};
-  Error.captureStackTrace(holder, workflow);
+  Error.captureStackTrace(holder, cut);
   const stack = holder.stack?.split("\n").slice(1) ?? [];
   const self = fileURLToPath(import.meta.url);
   for (const line of stack) {

@@ -1,12 +1,13 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SteadError, StepFailedError, errorMessage } from "../errors.js";
-import type { ClaimedRun, HoldKind, Mutation, Owner, RunRow, StepKind, StepRow, StepWrite, Unit, UnitResult, WaitOpen } from "../store/types.js";
+import type { ClaimedRun, EventWrite, HoldKind, Mutation, Owner, RunRow, StepKind, StepRow, StepWrite, Store, Unit, UnitResult, WaitOpen } from "../store/types.js";
 import type { ApprovalDecision, StepInfo, StepOptions, WorkflowContext } from "./context-types.js";
 import { crashPoint } from "./crash-points.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
 import { parseDuration } from "./durations.js";
 import { decodeError, decodePayload, encodeError, encodePayload, errorRecord } from "./payload.js";
 import { childRunId } from "./ids.js";
+import { ENGINE, type EngineInternals, type EngineStepOptions, type Recovery } from "./internals.js";
 import { resolveWaitUnit } from "./waits.js";
 
 export type ExecutionOutcome =
@@ -27,6 +28,8 @@ export interface ExecutionDeps {
   payloadLimit: number;
   /** Lost claims in a row (no step completing) that put a run on hold `process_failed`. */
   maxLostClaims: number;
+  /** Reads only (a session turn reads its earlier turns' journals). */
+  store: Pick<Store, "listRuns" | "journal">;
 }
 
 const stepScope = new AsyncLocalStorage<StepInfo>();
@@ -60,6 +63,8 @@ export class Execution {
   private resolveDone!: (o: ExecutionOutcome) => void;
   private readonly done = new Promise<ExecutionOutcome>((r) => (this.resolveDone = r));
   private readonly ctx: WorkflowContext;
+  private readonly ended = new AbortController();
+  private readonly recovery: Recovery;
 
   constructor(
     private readonly claimed: ClaimedRun,
@@ -75,6 +80,12 @@ export class Execution {
       max = Math.max(max, s.seq);
     }
     this.maxSeq = max;
+    this.recovery =
+      claimed.previousStatus === "running"
+        ? { kind: "resumed", reason: "crash" }
+        : claimed.journal.length > 0
+          ? { kind: "resumed", reason: "continued" }
+          : { kind: "initial" };
     this.ctx = this.makeContext();
   }
 
@@ -104,6 +115,7 @@ export class Execution {
   private finish(outcome: ExecutionOutcome): void {
     if (this.state === "finished") return;
     this.state = "finished";
+    this.ended.abort();
     this.resolveDone(outcome);
   }
 
@@ -129,6 +141,18 @@ export class Execution {
       return;
     }
     if (this.state !== "running") return;
+    if (run.sessionId && this.claimed.previousStatus === "running" && this.definition.onInterrupt === "interrupt") {
+      // The turn ends where it was cut, unreplayed: its journal entries are not a divergence.
+      this.cursor = this.maxSeq + 1;
+      await this.complete({
+        ok: false,
+        error: new SteadError("STEAD_TURN_INTERRUPTED", `turn ${run.turn ?? "?"} of session ${run.sessionId} was cut off by a crash; its agent's policy is "interrupt", so it is not replayed`, {
+          runId: run.id,
+          fix: "send the input again as a new turn if it still matters, or set onInterrupt: \"resume\"",
+        }),
+      });
+      return;
+    }
     const input: unknown = decodePayload(run.input);
     let value: unknown;
     try {
@@ -174,7 +198,7 @@ export class Execution {
     } else {
       const rec = errorRecord(error);
       await this.write(
-        { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null } }] },
+        { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null, ...(rec.fix ? { fix: rec.fix } : {}) } }] },
         this.parentWake({ status: "failed", error: rec }),
       );
       this.finish({ kind: "failed", error: rec.message });
@@ -340,10 +364,10 @@ export class Execution {
     return p;
   }
 
-  private async step<T>(stepId: string, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T> {
+  private async step<T>(stepId: string, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T> {
     if (!this.accepting()) return never();
     this.checkUnique(stepId);
-    const kind: StepKind = options.effect ? "effect" : "step";
+    const kind: StepKind = options.kind ?? (options.effect ? "effect" : "step");
     const pos = this.position(stepId, [kind]);
     if (!pos) return never();
     const { seq, entry } = pos;
@@ -357,7 +381,7 @@ export class Execution {
           return this.track(this.live(stepId, seq, kind, options, fn, entry.attempt + 1));
         case "intent":
           // Not tracked as a whole: it may end in a hold, which waits for tracked steps to settle.
-          return this.ambiguous(stepId, seq, options, fn, entry);
+          return this.ambiguous(stepId, seq, kind, options, fn, entry);
         case "waiting":
           break;
       }
@@ -367,16 +391,16 @@ export class Execution {
 
   private replayError(stepId: string, entry: StepRow): StepFailedError {
     const rec = decodeError(entry.error);
-    return new StepFailedError(this.runId, stepId, rec.message, rec.name, rec.code);
+    return new StepFailedError(this.runId, stepId, rec.message, rec.name, rec.code, rec.fix);
   }
 
   private info(stepId: string, attempt: number): StepInfo {
     return { runId: this.runId, stepId, attempt, idempotencyKey: `${this.runId}:${stepId}` };
   }
 
-  private async ambiguous<T>(stepId: string, seq: number, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T, entry: StepRow): Promise<T> {
+  private async ambiguous<T>(stepId: string, seq: number, kind: StepKind, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T, entry: StepRow): Promise<T> {
     const attempt = entry.attempt + 1;
-    if (options.retry === "always") return this.track(this.live(stepId, seq, "effect", options, fn, attempt, "retry: always"));
+    if (options.retry === "always") return this.track(this.live(stepId, seq, kind, options, fn, attempt, "retry: always"));
     if (options.reconcile) {
       let verdict;
       try {
@@ -387,13 +411,13 @@ export class Execution {
       if (verdict.status === "done") {
         const output = encodePayload(verdict.result, `the reconciled result of step "${stepId}"`, this.deps.payloadLimit, { runId: this.runId, stepId });
         await this.write({
-          steps: [{ seq, stepId, kind: "effect", status: "completed", attempt: entry.attempt, output, startedAt: entry.startedAt, completedAt: Date.now() }],
+          steps: [{ seq, stepId, kind, status: "completed", attempt: entry.attempt, output, startedAt: entry.startedAt, completedAt: Date.now() }],
           run: { lostClaims: 0 },
           events: [{ type: "effect.reconciled", data: { step: stepId, seq, outcome: "done" } }],
         });
         return decodePayload<T>(output);
       }
-      if (verdict.status === "not-done") return this.track(this.live(stepId, seq, "effect", options, fn, attempt, "reconcile: not done"));
+      if (verdict.status === "not-done") return this.track(this.live(stepId, seq, kind, options, fn, attempt, "reconcile: not done"));
       this.ambiguousHold(stepId, seq, entry, "reconcile could not tell whether it happened" + ("error" in verdict ? ` (${String(verdict.error)})` : ""));
       return never();
     }
@@ -423,7 +447,8 @@ export class Execution {
     const info = this.info(stepId, attempt);
     const startedAt = Date.now();
     const ids = { runId: this.runId, stepId };
-    if (kind === "effect") {
+    const effect = kind === "effect" || options.effect === true;
+    if (effect) {
       crashPoint("before-intent", [stepId]);
       await this.write({
         steps: [{ seq, stepId, kind, status: "intent", attempt, startedAt }],
@@ -448,7 +473,7 @@ export class Execution {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
-    if (kind === "effect") crashPoint("after-effect", [stepId]);
+    if (effect) crashPoint("after-effect", [stepId]);
     let output: string | null = null;
     if (!failed) {
       try {
@@ -494,7 +519,7 @@ export class Execution {
 
   private waitStep<T>(
     stepId: string,
-    kind: "sleep" | "approval" | "signal" | "child",
+    kind: "sleep" | "approval" | "signal" | "child" | "quota",
     open: () => { wait: WaitOpen; newRuns?: Mutation["newRuns"] },
   ): Promise<T> {
     if (!this.accepting()) return never();
@@ -518,7 +543,37 @@ export class Execution {
     return this.park({ ...opened.wait, seq, stepId, stepKind: kind }, true, opened.newRuns ?? []);
   }
 
+  private internals(): EngineInternals {
+    return {
+      run: this.run,
+      recovery: this.recovery,
+      signal: this.ended.signal,
+      payloadLimit: this.deps.payloadLimit,
+      step: (id, options, fn) => this.step(id, options, fn),
+      quotaPark: (id, wakeAt, request) =>
+        this.waitStep<unknown>(id, "quota", () => ({
+          wait: { name: id, kind: "quota", seq: 0, wakeAt, request: encodePayload(request, `the quota wait "${id}"`, this.deps.payloadLimit, { runId: this.runId, stepId: id }) },
+        })).then(() => undefined),
+      emit: (events: EventWrite[]) => {
+        if (this.isFinished()) return never();
+        return this.track(this.write({ events }));
+      },
+      earlierTurns: async () => {
+        const { sessionId, turn } = this.run;
+        if (!sessionId || turn === null) return [];
+        const runs = (await this.deps.store.listRuns({ sessionId, limit: 100_000 })).filter((r) => r.turn !== null && r.turn < turn);
+        return Promise.all(runs.map(async (r) => ({ run: r, journal: await this.deps.store.journal(r.id) })));
+      },
+    };
+  }
+
   private makeContext(): WorkflowContext {
+    const ctx = this.makePublicContext();
+    Object.defineProperty(ctx, ENGINE, { value: this.internals(), enumerable: false });
+    return ctx;
+  }
+
+  private makePublicContext(): WorkflowContext {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the getter below needs the execution, not the ctx object
     const self = this;
     const limit = this.deps.payloadLimit;
@@ -559,6 +614,7 @@ export class Execution {
           wait: { name, kind: "approval", seq: 0, request: encodePayload(request, `the request of approval "${name}"`, limit, { runId: this.runId, stepId: name }) },
         })),
       signal: <T>(name: string) => this.waitStep<T>(name, "signal", () => ({ wait: { name, kind: "signal", seq: 0 } })),
+      agent: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) => self.ctx.child(id, def, input),
       child: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) =>
         this.waitStep<{ status: string; output?: O; error?: { message: string; name: string; code?: string } }>(id, "child", () => {
           const childId = childRunId(this.runId, id);

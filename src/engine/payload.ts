@@ -84,16 +84,20 @@ export interface ErrorRecord {
   name: string;
   message: string;
   code?: string;
+  /** What the user can do (a SteadError's `fix`), kept so `stead why` can say it long after. */
+  fix?: string;
   stack?: string;
 }
 
 export function errorRecord(e: unknown): ErrorRecord {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
+    const fix = (e as { fix?: unknown }).fix;
     return {
       name: e.name,
       message: e.message,
       ...(typeof code === "string" ? { code } : {}),
+      ...(typeof fix === "string" ? { fix } : {}),
       ...(e.stack ? { stack: e.stack.split("\n").slice(0, 8).join("\n") } : {}),
     };
   }

@@ -23,6 +23,7 @@ import {
   type WaitView,
 } from "./views.js";
 import { explain, type Explanation } from "./why.js";
+import { Session, sessionView, type SessionView } from "./sessions.js";
 
 export interface SteadOptions {
   /** A Store, or a location: an SQLite file path or a postgres:// URL. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
@@ -169,7 +170,7 @@ export class Stead {
     if (status !== "waiting") return false;
     const open = (await this.store.waits(runId)).filter((w) => w.status === "open");
     const now = Date.now();
-    const keepGoing = open.some((w) => w.kind === "child" || (w.kind === "timer" && (w.wakeAt ?? 0) - now <= followTimersMs));
+    const keepGoing = open.some((w) => w.kind === "child" || ((w.kind === "timer" || w.kind === "quota") && (w.wakeAt ?? 0) - now <= followTimersMs));
     return !keepGoing && worker.inFlight === 0;
   }
 
@@ -230,12 +231,12 @@ export class Stead {
 
   async approve(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
     await this.ready();
-    await admin.decide(this.store, runId, name, true, d);
+    await admin.decide(this.store, runId, name, true, d, this.payloadLimit);
   }
 
   async deny(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
     await this.ready();
-    await admin.decide(this.store, runId, name, false, d);
+    await admin.decide(this.store, runId, name, false, d, this.payloadLimit);
   }
 
   async signal(runId: string, name: string, payload: unknown, by: string | null = null): Promise<void> {
@@ -282,6 +283,20 @@ export class Stead {
     const [journal, waits, holds] = await Promise.all([this.store.journal(runId), this.store.waits(runId), this.store.holds({ runId })]);
     const gone = run.status === "running" && ownerIsDead({ host: run.ownerHost, pid: run.ownerPid, start: run.ownerStart });
     return explain(run, journal, waits, holds, Date.now(), gone);
+  }
+
+  /**
+   * A session: a conversation with an agent whose inputs run as turns, one at a time, in order,
+   * each continuing the history of the turns before it. `send` only queues: a worker runs it.
+   */
+  session<I, O>(definition: WorkflowDefinition<I, O>, id: string): Session<I> {
+    return new Session(this, definition, id);
+  }
+
+  /** Sessions with their queue and last turn, most recently active first. */
+  async sessions(filter: { limit?: number; sessionId?: string } = {}): Promise<SessionView[]> {
+    await this.ready();
+    return (await this.store.listSessions(filter)).map(sessionView);
   }
 
   /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */

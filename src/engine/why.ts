@@ -57,9 +57,29 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       const parts = open.map((w) => {
         const n = q(w.name);
         switch (w.kind) {
-          case "approval":
+          case "approval": {
             commands.push({ what: `approve "${w.name}"`, command: `stead approve ${id} ${n}` }, { what: `deny "${w.name}"`, command: `stead deny ${id} ${n} --reason "..."` });
+            const call = toolCall(w.request);
+            if (call) {
+              commands.push(
+                { what: "approve it with edited arguments", command: `stead approve ${id} ${n} --edit '<json>'` },
+                { what: `approve ${call.tool} for the rest of the run`, command: `stead approve ${id} ${n} --scope run` },
+              );
+              return `approval of tool call ${call.tool}(${JSON.stringify(call.input).slice(0, 300)}) [call ${call.toolCallId}, fingerprint ${call.fingerprint}], asked ${formatDuration(now - w.createdAt)} ago`;
+            }
             return `approval "${w.name}"${w.request ? ` (request: ${w.request.slice(0, 200)})` : ""}, asked ${formatDuration(now - w.createdAt)} ago`;
+          }
+          case "quota": {
+            const due = (w.wakeAt ?? now) - now;
+            let model = "";
+            try {
+              model = (JSON.parse(w.request ?? "{}") as { model?: string }).model ?? "";
+            } catch {
+              model = "";
+            }
+            const at = new Date(w.wakeAt ?? now).toISOString();
+            return `the provider's quota${model ? ` for ${model}` : ""} to reset: parked with no process and no retry spent, ${due > 0 ? `reset in ${formatDuration(due)} (at ${at})` : `reset was due at ${at}: the next worker sweep wakes it`}`;
+          }
           case "signal":
             commands.push({ what: `send signal "${w.name}"`, command: `stead signal ${id} ${n} '<json>'` });
             return `signal "${w.name}", waiting ${formatDuration(now - w.createdAt)}`;
@@ -81,7 +101,7 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
         return `${String(w.kind)} "${w.name}"`;
       });
       text = `Run ${run.id} (${run.definition}) is parked with no process, waiting for ${parts.join(" and ") || "an answer"}; ${lastStep(journal)}. An answer makes it runnable and any worker for "${run.definition}" resumes it by itself.`;
-      if (open.some((w) => w.kind === "timer" || w.kind === "child")) commands.push({ what: "make sure a worker runs", command: workerCommand(run) });
+      if (open.some((w) => w.kind === "timer" || w.kind === "quota" || w.kind === "child")) commands.push({ what: "make sure a worker runs", command: workerCommand(run) });
       commands.push({ what: "cancel it", command: `stead cancel ${id}` });
       break;
     }
@@ -111,7 +131,7 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       break;
     case "failed": {
       const e = decodeError(run.error);
-      text = `Run ${run.id} (${run.definition}) failed ${since} ago: ${e.code ? `${e.code}: ` : ""}${e.message}; ${lastStep(journal)}.`;
+      text = `Run ${run.id} (${run.definition}) failed ${since} ago: ${e.code ? `${e.code}: ` : ""}${e.message}; ${lastStep(journal)}.${e.fix ? ` What to check: ${e.fix}` : ""}`;
       commands.push({ what: "rerun it under the current code, reusing completed steps", command: `stead fork ${id}` });
       break;
     }
@@ -121,4 +141,16 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       break;
   }
   return { runId: run.id, status: run.status, text, commands };
+}
+
+function toolCall(request: string | null): { tool: string; toolCallId: string; input: unknown; fingerprint: string } | null {
+  try {
+    const r = JSON.parse(request ?? "null") as Record<string, unknown> | null;
+    if (r && typeof r.tool === "string" && typeof r.toolCallId === "string" && typeof r.fingerprint === "string") {
+      return { tool: r.tool, toolCallId: r.toolCallId, input: r.input, fingerprint: r.fingerprint };
+    }
+  } catch {
+    return null;
+  }
+  return null;
 }

@@ -242,6 +242,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       commit: (unit) => this.committer.commit(unit),
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
       maxLostClaims: this.options.maxLostClaims ?? 3,
+      store: this.store,
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.

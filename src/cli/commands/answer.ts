@@ -38,21 +38,27 @@ const FOLLOW_HELP = "then execute the run here (loading its recorded module) unt
 interface DecisionOptions {
   by?: string;
   reason?: string;
+  edit?: string;
+  scope?: string;
   follow?: boolean;
 }
 
 export function registerAnswer(program: Command): void {
   for (const d of [
-    { verb: "approve", approved: true, description: "approve what a run waits for; the run resumes by itself on any worker", eg: "stead approve 01J2ZK8Q4M deploy --reason 'checked the diff' --follow" },
-    { verb: "deny", approved: false, description: "deny what a run waits for; the workflow sees approved: false", eg: "stead deny 01J2ZK8Q4M deploy --reason 'tests are red'" },
+    { verb: "approve", approved: true, description: "approve what a run waits for; the run resumes by itself on any worker", eg: ["stead approve 01J2ZK8Q4M deploy --reason 'checked the diff' --follow", `stead approve 01J2ZK8Q4M approve:call_7 --edit '{"title":"Fix the date parser"}' --scope run`] },
+    { verb: "deny", approved: false, description: "deny what a run waits for; the workflow sees approved: false", eg: ["stead deny 01J2ZK8Q4M deploy --reason 'tests are red'"] },
   ]) {
     const cmd = program
       .command(d.verb)
       .description(d.description)
       .argument("<run>", "run id")
       .argument("<name>", "the approval's name (see `stead why <run>`)");
-    if (d.approved) cmd.option("--reason <text>", "why");
-    else cmd.requiredOption("--reason <text>", "why (recorded, and given to the workflow)");
+    if (d.approved) {
+      cmd
+        .option("--reason <text>", "why")
+        .option("--edit <json>", "an agent's tool call: run it with these arguments instead (checked against the tool's input schema)")
+        .addOption(new Option("--scope <scope>", "an agent's tool call: once, or for every later call of the tool in this run").choices(["once", "run"]));
+    } else cmd.requiredOption("--reason <text>", "why (recorded, and given to the workflow or the model)");
     cmd
       .option("--by <who>", "who decides (default $USER@host)")
       .option("--follow", FOLLOW_HELP)
@@ -60,14 +66,15 @@ export function registerAnswer(program: Command): void {
         act(async (runId: string, name: string, o: DecisionOptions, c: Command) =>
           withStead(c, false, async (stead) => {
             const by = o.by ?? defaultBy();
-            const decision = { by, reason: o.reason ?? null };
+            const edited = o.edit === undefined ? undefined : parseJsonArg(o.edit, "--edit");
+            const decision = { by, reason: o.reason ?? null, ...(edited !== undefined ? { input: edited } : {}), ...(o.scope ? { scope: o.scope as "once" | "run" } : {}) };
             await (d.approved ? stead.approve(runId, name, decision) : stead.deny(runId, name, decision));
             print(`${d.approved ? "approved" : "denied"} "${name}" on run ${runId} (by ${by})`);
             return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
           }),
         ),
       );
-    example(cmd, d.eg);
+    example(cmd, ...d.eg);
   }
 
   const signal = program

@@ -1,0 +1,28 @@
+import type { StepInfo } from "../engine/context-types.js";
+import type { EngineStepOptions, Recovery } from "../engine/internals.js";
+import type { EventWrite } from "../store/types.js";
+
+/**
+ * What the agent loop runs on. Live: a Stead execution (every call journaled). History: the
+ * journal of an earlier, finished session turn, read back to rebuild its transcript.
+ */
+export interface LoopDriver {
+  readonly runId: string;
+  readonly recovery: Recovery;
+  readonly signal: AbortSignal;
+  /** False when replaying a finished turn: nothing may run, only recorded outcomes are read. */
+  readonly live: boolean;
+  readonly payloadLimit: number;
+  step<T>(id: string, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
+  approval(name: string, request: unknown): Promise<unknown>;
+  quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;
+  emit(events: EventWrite[]): Promise<void>;
+}
+
+/** Thrown by a history driver where the earlier turn's journal ends (the turn was cut off there). */
+export class JournalEnd extends Error {
+  constructor(readonly stepId: string) {
+    super(`the journal ends before "${stepId}"`);
+    this.name = "JournalEnd";
+  }
+}

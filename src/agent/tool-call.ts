@@ -1,0 +1,150 @@
+import { safeValidateTypes } from "@ai-sdk/provider-utils";
+import { StepFailedError, errorMessage } from "../errors.js";
+import type { ReconcileResult } from "../engine/context-types.js";
+import { OUTCOME_UNKNOWN } from "../engine/holds.js";
+import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
+import type { AgentDefinition } from "./definition.js";
+import type { LoopDriver } from "./driver.js";
+import { INTERRUPTED_RESULT, errorOutput, valueOutput, type ResponsePart, type ToolResult } from "./messages.js";
+import type { AnyTool, ToolContext } from "./tool.js";
+
+type Call = Extract<ResponsePart, { type: "tool-call" }>;
+
+/**
+ * A tool step's journaled output is the tool's value itself (so a result a person supplies when
+ * releasing an ambiguous call, or a reconciled one, reads the same), or this marker for an error
+ * the model should see: a tool error is an outcome, not a failed step.
+ */
+const TOOL_ERROR = "$steadToolError";
+
+function toolError(message: string): Record<string, string> {
+  return { [TOOL_ERROR]: message };
+}
+
+function asToolError(v: unknown): string | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const m = (v as Record<string, unknown>)[TOOL_ERROR];
+  return typeof m === "string" ? m : undefined;
+}
+
+export interface ToolState {
+  /** Tools a person approved for the rest of the run (rebuilt on replay from the journaled decisions). */
+  approvedForRun: Set<string>;
+  toolSteps: number;
+  /** Tool-call ids seen in this run: some providers repeat ids across responses. */
+  seenIds: Set<string>;
+}
+
+/** A run-unique key for a call: its id, qualified by the model call's number if the id was seen before. */
+export function callKey(state: ToolState, toolCallId: string, modelCall: number): string {
+  let key = toolCallId;
+  if (state.seenIds.has(key)) key = `${toolCallId}@${modelCall}`;
+  for (let n = 2; state.seenIds.has(key); n++) key = `${toolCallId}@${modelCall}.${n}`;
+  state.seenIds.add(key);
+  return key;
+}
+
+/**
+ * One tool call of a model response. The model always gets a well-formed result: unknown tools,
+ * invalid arguments, denials, tool errors and skipped ambiguous calls all become tool results.
+ * Only a tool error the tool marks fatal (or a store/lease failure) ends the loop.
+ */
+export async function callTool(def: AgentDefinition, driver: LoopDriver, call: Call, key: string, state: ToolState, beforeStep: () => void): Promise<ToolResult> {
+  const result = (output: ToolResult["output"]): ToolResult => ({ toolCallId: call.toolCallId, toolName: call.toolName, output });
+  const tools = def.config.tools ?? {};
+  const t: AnyTool | undefined = Object.prototype.hasOwnProperty.call(tools, call.toolName) ? tools[call.toolName] : undefined;
+  if (!t) {
+    const names = Object.keys(tools);
+    return result(errorOutput(`unknown tool "${call.toolName}"; the tools are: ${names.length ? names.join(", ") : "(none)"}`));
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(call.input || "{}");
+  } catch (e) {
+    return result(errorOutput(`the arguments of ${call.toolName} are not valid JSON (${errorMessage(e)}); send a JSON object matching its schema`));
+  }
+  const checked = await safeValidateTypes({ value: input, schema: t.schema });
+  if (!checked.success) return result(errorOutput(`invalid arguments for ${call.toolName}: ${errorMessage(checked.error)}`));
+  input = checked.value;
+
+  const needs = typeof t.needsApproval === "function" ? t.needsApproval(input, { runId: driver.runId, toolCallId: call.toolCallId }) : t.needsApproval === true;
+  if (needs && !state.approvedForRun.has(call.toolName)) {
+    const decision = await decide(driver, call, key, t, input);
+    if (!decision.approved) {
+      return result({ type: "execution-denied", reason: `denied${decision.by ? ` by ${decision.by}` : ""}${decision.reason ? `: ${decision.reason}` : ""}` });
+    }
+    if (decision.input !== undefined) {
+      const edited = await safeValidateTypes({ value: decision.input, schema: t.schema });
+      if (!edited.success) return result(errorOutput(`the arguments a person edited for ${call.toolName} are invalid: ${errorMessage(edited.error)}`));
+      input = edited.value;
+    }
+    if (decision.scope === "run") state.approvedForRun.add(call.toolName);
+  }
+
+  beforeStep();
+  state.toolSteps++;
+  const stepId = `tool:${key}`;
+  const ctxFor = (info: { attempt: number }): ToolContext => ({
+    runId: driver.runId,
+    toolName: call.toolName,
+    toolCallId: call.toolCallId,
+    idempotencyKey: `${driver.runId}:${stepId}`,
+    attempt: info.attempt,
+    recovery: driver.recovery,
+    signal: driver.signal,
+  });
+  const reconcile = t.reconcile;
+  try {
+    const out = await driver.step<unknown>(
+      stepId,
+      {
+        kind: "tool",
+        ...(t.idempotent ? {} : { effect: true }),
+        ...(reconcile
+          ? {
+              reconcile: (info): Promise<ReconcileResult<unknown>> | ReconcileResult<unknown> =>
+                reconcile({ toolName: call.toolName, toolCallId: call.toolCallId, input }, ctxFor(info)),
+            }
+          : {}),
+      },
+      async (info) => {
+        try {
+          const value = (await t.run(input, ctxFor(info))) as unknown;
+          const size = jsonSize(value);
+          // Over the ceiling the step could not be stored: the model learns it, the run goes on.
+          if (size > driver.payloadLimit) return toolError(`the result of ${call.toolName} is ${size} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)`);
+          return value;
+        } catch (e) {
+          const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
+          if (fatal) throw e;
+          return toolError(errorMessage(e));
+        }
+      },
+    );
+    const failed = asToolError(out);
+    return result(failed === undefined ? valueOutput(out) : errorOutput(failed));
+  } catch (e) {
+    if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return result(errorOutput(INTERRUPTED_RESULT));
+    throw e;
+  }
+}
+
+async function decide(driver: LoopDriver, call: Call, key: string, t: AnyTool, input: unknown): Promise<ToolDecision> {
+  const fingerprint = callFingerprint(call.toolName, input);
+  for (let round = 1; ; round++) {
+    const name = round === 1 ? `approve:${key}` : `approve:${key}.${round}`;
+    const request: ToolApprovalRequest = { tool: call.toolName, toolCallId: call.toolCallId, input, fingerprint, inputSchema: t.jsonSchema };
+    const d = (await driver.approval(name, request)) as ToolDecision;
+    // A decision made for another call (a resumed model asked differently) does not carry over.
+    if (d.fingerprint === undefined || d.fingerprint === fingerprint) return d;
+    await driver.emit([{ type: "approval.stale", data: { wait: name, decided: d.fingerprint, call: fingerprint } }]);
+  }
+}
+
+function jsonSize(v: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? "null");
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,70 @@
+import type { Command } from "commander";
+import { SteadError } from "../../errors.js";
+import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
+import { EXIT } from "../exit-codes.js";
+import { age, table } from "../format.js";
+import { loadFile, pickWorkflow } from "../load.js";
+
+export function registerSessions(program: Command): void {
+  const send = program
+    .command("send")
+    .description("queue a message as the next turn of an agent session; a worker runs turns one at a time, in order")
+    .argument("<session>", "session id (any name: support-42)")
+    .argument("<text>", "the message")
+    .option("--agent <file>", "the file exporting the agent (needed for a new session; default: the module its last turn recorded)")
+    .option("--name <agent>", "which agent, when the file exports several")
+    .action(
+      act(async (sessionId: string, text: string, o: { agent?: string; name?: string }, cmd: Command) => {
+        return withStead(cmd, true, async (stead) => {
+          let file = o.agent;
+          if (file === undefined) {
+            await stead.ready();
+            const last = (await stead.store.listRuns({ sessionId, limit: 100_000 })).pop();
+            if (!last?.module) {
+              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${sessionId} yet, so Stead does not know its agent`, {
+                fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
+              });
+            }
+            file = last.module;
+          }
+          const loaded = await loadFile(file);
+          const definition = pickWorkflow(loaded, file, o.name);
+          const { runId, turn } = await stead.session(definition, sessionId).send(text);
+          print(`queued turn ${turn} of session ${sessionId} as run ${runId} (${definition.name}); a worker runs it: stead worker ${file}`);
+          return EXIT.ok;
+        });
+      }),
+    );
+  example(send, `stead send support-42 "Where is my order?" --agent ./support.ts`, `stead send support-42 "And the invoice?"`);
+
+  const sessions = program
+    .command("sessions")
+    .description("list agent sessions: turns, queue, the current turn and how the last one ended")
+    .option("--limit <n>", "at most this many sessions, most recently active first", "50")
+    .option("--json", "print JSON")
+    .action(
+      act(async (o: { limit: string; json?: boolean }, cmd: Command) => {
+        const limit = parsePositiveInt(o.limit, "--limit");
+        await withStead(cmd, false, async (stead) => {
+          const list = await stead.sessions({ limit });
+          if (o.json) return printJson(list);
+          if (list.length === 0) return print("no sessions");
+          print(
+            table(
+              ["SESSION", "AGENT", "TURNS", "QUEUED", "CURRENT", "LAST TURN", "UPDATED"],
+              list.map((s) => [
+                s.id,
+                s.definition,
+                String(s.turns),
+                String(Math.max(0, s.open - (s.current ? 1 : 0))),
+                s.current ? `#${s.current.turn} ${s.current.status} (${s.current.runId})` : "-",
+                s.last ? `#${s.last.turn} ${s.last.outcome}${s.last.error && s.last.outcome !== "completed" ? `: ${s.last.error.slice(0, 60)}` : ""}` : "-",
+                age(Date.parse(s.updatedAt)),
+              ]),
+            ),
+          );
+        });
+      }),
+    );
+  example(sessions, "stead sessions", "stead sessions --json");
+}

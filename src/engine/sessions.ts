@@ -1,0 +1,94 @@
+import { SteadError } from "../errors.js";
+import type { RunRow, SessionSummary } from "../store/types.js";
+import type { WorkflowDefinition } from "./definition.js";
+import { isDefinition } from "./definition.js";
+import { isValidRunId, newRunId } from "./ids.js";
+import { encodePayload } from "./payload.js";
+import type { Stead } from "./stead.js";
+import { runView, type RunInfo } from "./views.js";
+
+/** How a turn ended, as people read it: a failure with STEAD_TURN_INTERRUPTED is "interrupted". */
+export type TurnOutcome = "completed" | "failed" | "interrupted" | "cancelled";
+
+export interface SessionView {
+  id: string;
+  definition: string;
+  turns: number;
+  /** Turns not yet ended (the one running or waiting, and those queued behind it). */
+  open: number;
+  current: { runId: string; turn: number; status: string } | null;
+  last: { runId: string; turn: number; outcome: TurnOutcome; error: string | null } | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function turnOutcome(status: string, error: string | null): TurnOutcome {
+  if (status === "failed" && error?.includes("STEAD_TURN_INTERRUPTED")) return "interrupted";
+  return status === "completed" || status === "cancelled" ? status : "failed";
+}
+
+export function sessionView(s: SessionSummary): SessionView {
+  return {
+    id: s.sessionId,
+    definition: s.definition,
+    turns: s.turns,
+    open: s.open,
+    current: s.current,
+    last: s.last ? { runId: s.last.runId, turn: s.last.turn, outcome: turnOutcome(s.last.status, s.last.error), error: errorText(s.last.error) } : null,
+    createdAt: new Date(s.createdAt).toISOString(),
+    updatedAt: new Date(s.updatedAt).toISOString(),
+  };
+}
+
+function errorText(error: string | null): string | null {
+  if (!error) return null;
+  try {
+    return (JSON.parse(error) as { message?: string }).message ?? error;
+  } catch {
+    return error;
+  }
+}
+
+export class Session<I> {
+  constructor(
+    private readonly stead: Stead,
+    readonly definition: WorkflowDefinition<I, unknown>,
+    readonly id: string,
+  ) {
+    if (!isDefinition(definition)) {
+      throw new SteadError("STEAD_BAD_INPUT", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
+    }
+    if (!isValidRunId(id)) {
+      throw new SteadError("STEAD_BAD_INPUT", `invalid session id ${JSON.stringify(id)}`, { fix: "use 1-200 characters: letters, digits, '_', '.', ':' or '-'" });
+    }
+  }
+
+  /**
+   * Queues `input` as the next turn. Turns run one at a time in order; a turn records no
+   * fingerprint until a worker claims it, so a session takes a new definition at a turn boundary.
+   */
+  async send(input: I): Promise<{ runId: string; turn: number }> {
+    const stead = this.stead;
+    const encoded = encodePayload(input, `the input of session ${this.id}`, stead.payloadLimit) ?? "null";
+    await stead.ready();
+    const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
+    const other = prior[0]?.definition;
+    if (other !== undefined && other !== this.definition.name) {
+      throw new SteadError("STEAD_BAD_INPUT", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
+        fix: "use another session id for another agent",
+      });
+    }
+    const row: RunRow = await stead.store.createRun(
+      { id: newRunId(), definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now() },
+      [{ type: "run.created", data: { definition: this.definition.name, session: this.id } }],
+    );
+    return { runId: row.id, turn: row.turn ?? 0 };
+  }
+
+  /** The session's turns, in order. */
+  async turns(): Promise<(RunInfo & { turn: number; outcome: TurnOutcome | null })[]> {
+    await this.stead.ready();
+    const runs = await this.stead.store.listRuns({ sessionId: this.id, limit: 100_000 });
+    return runs.map((r) => ({ ...runView(r), turn: r.turn ?? 0, outcome: ["completed", "failed", "cancelled"].includes(r.status) ? turnOutcome(r.status, r.error) : null }));
+  }
+}
