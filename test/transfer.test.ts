@@ -399,22 +399,26 @@ describe("moved runs carry on in Postgres", () => {
 
 /** `dump` as a Stead of schema 1 (before sessions) would have written it: later columns gone, digests to match. */
 function asSchema1(dump: string): string {
+  return asSchema(dump, 1, ["runs", "steps", "waits", "holds", "events"]);
+}
+
+/** `dump` as a Stead of schema `schema`, whose tables were `tables`, would have written it. */
+function asSchema(dump: string, schema: number, tables: readonly (typeof TRANSFER_TABLES)[number][]): string {
   const all = lines(dump);
   const header = JSON.parse(all[0] ?? "") as { schema: number; tables: Record<string, number> };
   const trailer = JSON.parse(all[all.length - 1] ?? "") as { tables: Record<string, unknown> };
-  const v1 = ["runs", "steps", "waits", "holds", "events"] as const;
-  const digesters = Object.fromEntries(v1.map((t) => [t, new TableDigester()])) as Record<(typeof v1)[number], TableDigester>;
+  const digesters = Object.fromEntries(tables.map((t) => [t, new TableDigester()])) as Record<(typeof TRANSFER_TABLES)[number], TableDigester>;
   const body = rowLines(dump).map((l) => {
-    const { t, r } = JSON.parse(l) as { t: (typeof v1)[number]; r: Record<string, unknown> };
-    expect(v1).toContain(t);
-    const cols = TABLE_SCHEMAS[t].columns.filter((c: { since?: number }) => (c.since ?? 1) <= 1).map((c) => c.name);
+    const { t, r } = JSON.parse(l) as { t: (typeof TRANSFER_TABLES)[number]; r: Record<string, unknown> };
+    expect(tables).toContain(t);
+    const cols = TABLE_SCHEMAS[t].columns.filter((c: { since?: number }) => (c.since ?? 1) <= schema).map((c) => c.name);
     const row = Object.fromEntries(cols.map((c) => [c, r[c]]));
     digesters[t].add(JSON.stringify(row));
     return JSON.stringify({ t, r: row });
   });
-  header.schema = 1;
-  header.tables = Object.fromEntries(v1.map((t) => [t, header.tables[t] ?? 0]));
-  trailer.tables = Object.fromEntries(v1.map((t) => [t, digesters[t].digest()]));
+  header.schema = schema;
+  header.tables = Object.fromEntries(tables.map((t) => [t, header.tables[t] ?? 0]));
+  trailer.tables = Object.fromEntries(tables.map((t) => [t, digesters[t].digest()]));
   return [JSON.stringify(header), ...body, JSON.stringify(trailer)].join("\n") + "\n";
 }
 
@@ -451,6 +455,34 @@ describe("sessions, and dumps of an older schema", () => {
       expect(imported).toMatchObject({ source: "sqlite", schema: 1 });
       expect((await verifyStores(source.store, target)).differences).toEqual([]);
       expect(await target.getRun("done-1")).toMatchObject({ sessionId: null, turn: null });
+    }
+  });
+
+  it("step checkpoints travel SQLite → Postgres → SQLite; a dump of schema 3, from before them, imports with none", async () => {
+    const lite = sqliteStore();
+    await lite.migrate();
+    const checkpoint = JSON.stringify({ commit: "9f3c2e1", note: "naïve “quoted” 🚀" });
+    const st = (seq: number, extra: { checkpoint?: string } = {}) => ({ seq, stepId: `s${seq}`, kind: "tool" as const, status: "completed" as const, attempt: 1, output: "null", startedAt: 1, completedAt: 2, ...extra });
+    await lite.createRun({ id: "cp-1", definition: simple.name, module: null, fingerprint: null, input: "null", createdAt: 1_000, journal: [st(0, { checkpoint }), st(1)] }, []);
+    const liteDump = await dumpText(lite);
+    const steps = rowLines(liteDump).map((l) => JSON.parse(l) as { t: string; r: Record<string, unknown> }).filter((l) => l.t === "steps");
+    expect(steps.map((l) => [l.r.seq, l.r.checkpoint])).toEqual([[0, checkpoint], [1, null]]);
+
+    const target = pgStore(await pgDatabase("xfer-checkpoint"));
+    await importStore(target, textSource(liteDump));
+    expect((await verifyStores(lite, target)).differences).toEqual([]);
+    expect((await target.journal("cp-1")).map((s) => s.checkpoint)).toEqual([checkpoint, null]);
+    const back = sqliteStore();
+    await importStore(back, textSource(await dumpText(target)));
+    expect(await dumpText(back)).toBe(liteDump);
+
+    const v3 = asSchema(liteDump, 3, TRANSFER_TABLES);
+    expect(v3).not.toContain('"checkpoint"');
+    for (const old of [sqliteStore(), pgStore(await pgDatabase("xfer-v3"))]) {
+      expect(await importStore(old, textSource(v3))).toMatchObject({ source: "sqlite", schema: 3 });
+      const journal = await old.journal("cp-1");
+      expect(journal.map((s) => s.checkpoint)).toEqual([null, null]);
+      expect(journal.map((s) => ({ ...s, checkpoint: "x" }))).toEqual((await lite.journal("cp-1")).map((s) => ({ ...s, checkpoint: "x" })));
     }
   });
 });

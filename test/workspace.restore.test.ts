@@ -185,6 +185,7 @@ describe("resume", () => {
     error: null,
     startedAt: 1,
     completedAt: status === "completed" ? 2 : null,
+    checkpoint: null,
   });
 
   it("picks the latest start/step snapshot at or before the last completed step that the journal still agrees with", async () => {

@@ -53,6 +53,7 @@ export function toStep(r: Raw): StepRow {
     error: strOrNull(r.error),
     startedAt: num(r.started_at),
     completedAt: numOrNull(r.completed_at),
+    checkpoint: strOrNull(r.checkpoint),
   };
 }
 

@@ -80,6 +80,8 @@ export interface StepRow {
   error: string | null;
   startedAt: number;
   completedAt: number | null;
+  /** Checkpoint metadata of the step's last write (see {@link StepWrite.checkpoint}); null without any. */
+  checkpoint: string | null;
 }
 
 export interface WaitRow {
@@ -153,6 +155,14 @@ export interface StepWrite {
   error?: string | null;
   startedAt: number;
   completedAt?: number | null;
+  /**
+   * Checkpoint metadata stored beside the step's journal row: JSON text of a flat string map (at
+   * most 4 KB), validated and redacted by the caller; the store keeps it as given. Each write of a
+   * step sets the column to its own value, null when absent: an intent carrying metadata and its
+   * outcome written without any leaves null, so a write that should keep the metadata repeats it.
+   * Resolving a wait (which completes the wait's step) leaves it as it was.
+   */
+  checkpoint?: string | null;
 }
 
 export interface WaitOpen {
@@ -464,6 +474,13 @@ export interface Store {
    * when the previous lease expired while running.
    */
   claim(request: ClaimRequest): Promise<ClaimedRun[]>;
+
+  /**
+   * The runs `claim` would take now (same rule and order), with their journals, changing nothing:
+   * a worker runs restore hooks for them before it claims (a failed hook must leave a run untouched).
+   * `previousStatus` is the run's current status.
+   */
+  claimable(request: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]>;
 
   /**
    * Renews, in one statement, every lease still held with the given fences; returns the run ids

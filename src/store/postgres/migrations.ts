@@ -95,15 +95,17 @@ const CORE_TABLES = `
   CREATE INDEX events_run ON events (run_id, seq);
 `;
 
-const FUNCTIONS = `
-  -- The database's clock: lease expiry is judged by it, never by a worker's clock.
-  CREATE FUNCTION stead_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
-    SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-  $$;
-
-  -- Preconditions fail with SQLSTATE ST001..ST005 (wait, hold, missing, lease, status); the run's
-  -- id travels in HINT and its current status in DETAIL.
-  CREATE FUNCTION stead_apply_mutation(m jsonb, now_ms bigint) RETURNS jsonb LANGUAGE plpgsql AS $$
+/**
+ * stead_apply_mutation as migration 1 created it, and as migration 4 replaces it (steps.checkpoint
+ * written wherever a step row is: a mutation's steps and a new run's journal; each write of a step
+ * sets it to the write's value, null when absent). One text, so the two cannot drift apart; the
+ * migration 1 output must stay byte for byte what was released.
+ */
+function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): string {
+  const col = v.checkpoint ? ", checkpoint" : "";
+  const val = v.checkpoint ? ", s->>'checkpoint'" : "";
+  const set = v.checkpoint ? ",\n      checkpoint = excluded.checkpoint" : "";
+  return `  CREATE ${v.orReplace ? "OR REPLACE " : ""}FUNCTION stead_apply_mutation(m jsonb, now_ms bigint) RETURNS jsonb LANGUAGE plpgsql AS $$
   DECLARE
     rid text := m->>'runId';
     ex jsonb := coalesce(m->'expect', '{}'::jsonb);
@@ -154,12 +156,12 @@ const FUNCTIONS = `
       DELETE FROM steps WHERE run_id = rid AND seq >= (m->>'deleteStepsFrom')::int;
     END IF;
     IF m ? 'steps' THEN
-    INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+    INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at${col})
       SELECT rid, (s->>'seq')::int, s->>'stepId', s->>'kind', s->>'status', (s->>'attempt')::int, s->>'output', s->>'error',
-             (s->>'startedAt')::bigint, (s->>'completedAt')::bigint
+             (s->>'startedAt')::bigint, (s->>'completedAt')::bigint${val}
       FROM jsonb_array_elements(m->'steps') AS s
     ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-      attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at;
+      attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at${set};
     END IF;
 
     IF m ? 'waits' THEN
@@ -202,9 +204,9 @@ const FUNCTIONS = `
       GET DIAGNOSTICS n = ROW_COUNT;
       IF n > 0 THEN
         wake := wake OR coalesce(x->>'status', 'pending') = 'pending';
-        INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
+        INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at${col})
           SELECT x->>'id', (s->>'seq')::int, s->>'stepId', s->>'kind', s->>'status', (s->>'attempt')::int, s->>'output', s->>'error',
-                 (s->>'startedAt')::bigint, (s->>'completedAt')::bigint
+                 (s->>'startedAt')::bigint, (s->>'completedAt')::bigint${val}
           FROM jsonb_array_elements(coalesce(x->'journal', '[]'::jsonb)) AS s;
       END IF;
     END LOOP;
@@ -218,7 +220,18 @@ const FUNCTIONS = `
 
     RETURN jsonb_build_object('pauseRequested', pause, 'wake', wake);
   END
+  $$;`;
+}
+
+const FUNCTIONS = `
+  -- The database's clock: lease expiry is judged by it, never by a worker's clock.
+  CREATE FUNCTION stead_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
   $$;
+
+  -- Preconditions fail with SQLSTATE ST001..ST005 (wait, hold, missing, lease, status); the run's
+  -- id travels in HINT and its current status in DETAIL.
+${applyMutationSql({ orReplace: false, checkpoint: false })}
 
   -- Applies units (arrays of mutations) in the caller's transaction; returns one result per unit.
   CREATE FUNCTION stead_commit(units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -401,10 +414,20 @@ const WORKSPACES = `
   $$;
 `;
 
+const CHECKPOINTS = `
+  ALTER TABLE steps ADD COLUMN checkpoint TEXT;
+
+  -- Migration 1's function, with steps.checkpoint written wherever a step row is (a mutation's
+  -- steps and a new run's journal): each write of a step sets it to the write's value, null when
+  -- absent. Nothing else differs (both come from applyMutationSql in the store's source).
+${applyMutationSql({ orReplace: true, checkpoint: true })}
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG },
   { version: 2, name: "sessions and turns; quota waits", sql: SESSIONS },
   { version: 3, name: "workspaces: snapshots and content-addressed blobs", sql: WORKSPACES },
+  { version: 4, name: "checkpoint metadata beside journal steps", sql: CHECKPOINTS },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

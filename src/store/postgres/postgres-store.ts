@@ -462,12 +462,7 @@ export class PostgresStore implements Store {
       const rows = (
         await c.query(
           `WITH c AS (
-             SELECT id, status AS prev FROM runs r0
-             WHERE definition = ANY($1::text[])
-               AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= stead_now_ms())))
-               AND ${earlierTurnsEnded("r0")}
-               ${only}
-             ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+             ${candidatesSql("id, status AS prev", only)} FOR UPDATE SKIP LOCKED
            )
            UPDATE runs r SET status = 'running', fence = r.fence + 1, lease_owner = $3, lease_expires_at = stead_now_ms() + $4,
              owner_host = $5, owner_pid = $6, owner_start = $7,
@@ -489,6 +484,22 @@ export class PostgresStore implements Store {
       );
       const steps = ((await c.query("SELECT * FROM steps WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq", [claimed.map((x) => x.run.id)])).rows as Raw[]).map(toStep);
       return claimed.map((x) => ({ ...x, journal: steps.filter((s) => s.runId === x.run.id) }));
+    });
+  }
+
+  async claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
+    if (req.limit <= 0 || req.definitions.length === 0) return [];
+    const params: unknown[] = [req.definitions, req.limit];
+    let only = "";
+    if (req.runIds) {
+      params.push(req.runIds);
+      only = `AND id = ANY($${params.length}::text[])`;
+    }
+    return this.transaction(async (c) => {
+      const runs = ((await c.query(candidatesSql("*", only), params)).rows as Raw[]).map(toRun);
+      if (runs.length === 0) return [];
+      const steps = ((await c.query("SELECT * FROM steps WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq", [runs.map((r) => r.id)])).rows as Raw[]).map(toStep);
+      return runs.map((run) => ({ run, previousStatus: run.status, journal: steps.filter((s) => s.runId === run.id) }));
     });
   }
 
@@ -768,7 +779,7 @@ function simpleStepWrite(unit: Unit | undefined): SimpleStepWrite | undefined {
     runId: m.runId,
     fence: lease.fence,
     owner: lease.owner,
-    steps: (m.steps ?? []).map((st) => ({ ...st, output: st.output ?? null, error: st.error ?? null, completedAt: st.completedAt ?? null })),
+    steps: (m.steps ?? []).map((st) => ({ ...st, output: st.output ?? null, error: st.error ?? null, completedAt: st.completedAt ?? null, checkpoint: st.checkpoint ?? null })),
     events: m.events ?? [],
     lostClaims: patch.lostClaims ?? null,
   };
@@ -787,11 +798,12 @@ WITH r AS (
   UPDATE runs SET lost_claims = $7::int, updated_at = stead_now_ms()
   WHERE id = $1 AND $7::int IS NOT NULL AND EXISTS (SELECT 1 FROM r WHERE r.lost_claims <> $7::int)
 ), s AS (
-  INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
-  SELECT $1, x.seq, x."stepId", x.kind, x.status, x.attempt, x.output, x.error, x."startedAt", x."completedAt"
-  FROM r, jsonb_to_recordset($4::jsonb) AS x(seq int, "stepId" text, kind text, status text, attempt int, output text, error text, "startedAt" bigint, "completedAt" bigint)
+  INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
+  SELECT $1, x.seq, x."stepId", x.kind, x.status, x.attempt, x.output, x.error, x."startedAt", x."completedAt", x.checkpoint
+  FROM r, jsonb_to_recordset($4::jsonb) AS x(seq int, "stepId" text, kind text, status text, attempt int, output text, error text, "startedAt" bigint, "completedAt" bigint, checkpoint text)
   ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-    attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at
+    attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
+    checkpoint = excluded.checkpoint
 ), e AS (
   INSERT INTO events (run_id, type, at, data)
   SELECT $1, x.e->>'type', stead_now_ms(), coalesce(x.e->'data', '{}'::jsonb)::text
@@ -824,4 +836,14 @@ function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
 
 export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
   return new PostgresStore(options);
+}
+
+/** The runs a claim may take: $1 definitions, $2 limit, and the run-id filter `only` adds. */
+function candidatesSql(columns: string, only: string): string {
+  return `SELECT ${columns} FROM runs r0
+    WHERE definition = ANY($1::text[])
+      AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= stead_now_ms())))
+      AND ${earlierTurnsEnded("r0")}
+      ${only}
+    ORDER BY created_at, id LIMIT $2`;
 }

@@ -151,6 +151,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX snapshots_step ON snapshots (run_id, seq) WHERE source <> 'settle';
     `,
   },
+  {
+    version: 4,
+    name: "checkpoint metadata beside journal steps",
+    sql: `
+      ALTER TABLE steps ADD COLUMN checkpoint TEXT;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -292,13 +292,14 @@ export class SqliteStore implements Store {
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
     const s = this.stmt(
-      `INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-         attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at`,
+         attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
+         checkpoint = excluded.checkpoint`,
     );
     for (const st of steps) {
-      s.run(runId, st.seq, st.stepId, st.kind, st.status, st.attempt, st.output ?? null, st.error ?? null, st.startedAt, st.completedAt ?? null);
+      s.run(runId, st.seq, st.stepId, st.kind, st.status, st.attempt, st.output ?? null, st.error ?? null, st.startedAt, st.completedAt ?? null, st.checkpoint ?? null);
     }
   }
 
@@ -452,21 +453,7 @@ export class SqliteStore implements Store {
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
     const run = this.db.transaction((): ClaimedRun[] => {
-      const params: unknown[] = [JSON.stringify(req.definitions), req.now];
-      let only = "";
-      if (req.runIds) {
-        only = "AND id IN (SELECT value FROM json_each(?))";
-        params.push(JSON.stringify(req.runIds));
-      }
-      params.push(req.limit);
-      const candidates = this.stmt(
-        `SELECT id, status, fence FROM runs
-         WHERE definition IN (SELECT value FROM json_each(?))
-           AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))
-           AND ${earlierTurnsEnded("runs")}
-           ${only}
-         ORDER BY created_at, id LIMIT ?`,
-      ).all(...params) as Raw[];
+      const candidates = this.stmt(candidatesSql("id, status, fence", req)).all(...candidateParams(req)) as Raw[];
       const out: ClaimedRun[] = [];
       for (const c of candidates) {
         const previousStatus = String(c.status) as RunStatus;
@@ -502,6 +489,17 @@ export class SqliteStore implements Store {
       return out;
     });
     return Promise.resolve(run.immediate());
+  }
+
+  claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
+    if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
+    const read = this.db.transaction(() =>
+      (this.stmt(candidatesSql("*", req)).all(...candidateParams(req)) as Raw[]).map((r) => {
+        const run = toRun(r);
+        return { run, previousStatus: run.status, journal: this.journalSync(run.id) };
+      }),
+    );
+    return Promise.resolve(read.deferred());
   }
 
   listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
@@ -698,4 +696,18 @@ function notAStore(path: string, e: unknown): SteadError {
 
 export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
   return new SqliteStore(options);
+}
+
+/** The runs a claim may take, oldest first; its parameters are `candidateParams(req)`. */
+function candidatesSql(columns: string, req: Pick<ClaimRequest, "runIds">): string {
+  return `SELECT ${columns} FROM runs
+    WHERE definition IN (SELECT value FROM json_each(?))
+      AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))
+      AND ${earlierTurnsEnded("runs")}
+      ${req.runIds ? "AND id IN (SELECT value FROM json_each(?))" : ""}
+    ORDER BY created_at, id LIMIT ?`;
+}
+
+function candidateParams(req: Pick<ClaimRequest, "definitions" | "now" | "runIds" | "limit">): unknown[] {
+  return [JSON.stringify(req.definitions), req.now, ...(req.runIds ? [JSON.stringify(req.runIds)] : []), req.limit];
 }

@@ -14,7 +14,7 @@ import type { RowKey, TransferRow, TransferTable, TransferValue } from "../types
  * A dump of an older schema is still read: a column a later migration added says so (`since`),
  * and an older dump's rows, which lack it, hold null in it.
  */
-export const TRANSFER_SCHEMA_VERSION = 3;
+export const TRANSFER_SCHEMA_VERSION = 4;
 
 /** `bytes`: SQLite BLOB, Postgres BYTEA; a transfer row carries it as base64 text. */
 export type ColumnKind = "text" | "int" | "bool" | "bytes";
@@ -83,6 +83,7 @@ export const TABLE_SCHEMAS = {
       c("error", "text", true),
       c("started_at", "int"),
       c("completed_at", "int", true),
+      added(4, "checkpoint", "text"),
     ],
   },
   waits: {
