@@ -1,12 +1,13 @@
 // `npm run demo`: two stories through the real `stead` CLI on a fresh SQLite store.
 // 1. The index-report workflow: a run is killed with SIGKILL in the middle, a worker picks it up at
 //    its last completed step, it parks for an approval, a person approves, it sleeps, publishes.
-// 2. The fixer agent (scripted model, offline): killed with SIGKILL in the middle of a tool call
-//    that is not safe to repeat; the resumed run is held, a person checks and releases it, then
+// 2. The fixer agent (scripted model, offline) works in a workspace directory: killed with SIGKILL
+//    in the middle of a tool call that is not safe to repeat; on resume its workspace is put back
+//    as it was after the last completed step and the run is held; a person chooses retry, then
 //    approves the agent's pull request with edited arguments; the workspace's tests pass.
 // Exits 0 when every part of both stories happened; otherwise non-zero, naming the part that did not.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,8 +22,8 @@ const tmp = mkdtempSync(join(tmpdir(), "stead-demo-"));
 const store = join(tmp, ".stead", "stead.db");
 const out = join(tmp, "out");
 const workspace = join(tmp, "workspace");
-/** The fixer's environment: its workspace, and a slow writeFile so the demo can kill it mid-call. */
-const agentEnv = { FIXER_WORKSPACE: workspace, FIXER_SLOW_MS: "3000", OPENAI_API_KEY: "" };
+/** The fixer's environment: a slow writeFile so the demo can kill it mid-call, and the offline model. */
+const agentEnv = { FIXER_SLOW_MS: "3000", OPENAI_API_KEY: "" };
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const background = new Set();
 
@@ -36,6 +37,24 @@ const indent = (/** @type {string} */ text, prefix = "  ") =>
     .join("\n");
 
 class DemoFailure extends Error {}
+
+/**
+ * Polls `probe` until it is true (a missing file counts as false).
+ * @param {() => boolean} probe
+ * @param {string} what
+ */
+async function poll(probe, what) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      if (probe()) return;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) throw new DemoFailure(`no sign after ${WAIT_MS / 1000}s that ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 /** @param {string} why @returns {never} */
 function fail(why) {
@@ -226,34 +245,39 @@ async function workflowStory() {
 
 async function agentStory() {
   console.log(`\n${bold("Part 2: an agent.")} examples/fixer.ts fixes a failing test with real tools; offline, a scripted model plays the engineer.`);
-  console.log(`  export FIXER_WORKSPACE=${workspace} FIXER_SLOW_MS=3000   # writeFile lingers 3 s so we can kill it mid-call`);
+  console.log(`  export FIXER_SLOW_MS=3000   # writeFile lingers 3 s after writing, so we can kill it mid-call`);
+  mkdirSync(workspace, { recursive: true });
 
-  say("Start the agent. Model calls and tool calls are journaled steps; its text streams as live events.");
-  const run = start(["run", agentFile, "--input", JSON.stringify("the date parser test fails"), "--store", store], "  ", agentEnv);
+  say("Start the agent in a workspace. Model and tool calls are journaled steps; its text streams as live events; the files are snapshotted after each tool call.");
+  const run = start(["run", agentFile, "--input", JSON.stringify("the date parser test fails"), "--workspace", workspace, "--store", store], "  ", agentEnv);
   const started = await run.waitFor(/^run \S+ started/, "the agent run started");
   const runId = started.split(" ")[1] ?? fail(`cannot read a run id from "${started}"`);
   const intent = await run.waitFor(/step "tool:\S+" intent recorded/, "the agent called writeFile (its intent was recorded)");
   const toolStep = /step "(tool:[^"]+)"/.exec(intent)?.[1] ?? fail(`cannot read the tool step from "${intent}"`);
 
-  say(`Pull the plug in the middle of writeFile: kill -9 ${run.child.pid}. Did the file get written? Stead cannot know.`);
+  await poll(() => readFileSync(join(workspace, "src", "date.js"), "utf8").includes("month - 1"), "writeFile wrote the fix");
+  say(`Pull the plug in the middle of writeFile (the file is written, the call has not returned): kill -9 ${run.child.pid}.`);
   run.child.kill("SIGKILL");
   const killed = await run.exited;
   if (killed.signal !== "SIGKILL") fail(`the agent process ended with ${killed.code ?? killed.signal} before it could be killed`);
   const before = await events(runId);
   const modelsBefore = before.filter((e) => e.type === "step.completed" && String(e.data.step).startsWith("model-")).map((e) => String(e.data.step));
 
-  say("A worker resumes the run. writeFile is not idempotent and has no reconcile, so it is not run again blindly: the run is held.");
+  say("A worker resumes the run. First its workspace is put back as it was after the last completed step (src/date.js changed after it). writeFile is not idempotent and has no reconcile, so it is not run again blindly: the run is held.");
   const worker = start(["worker", agentFile, "--store", store], "  [worker] ", agentEnv);
   await worker.waitFor(new RegExp(`${runId} held \\(ambiguous_effect\\)`), "the run was held ambiguous_effect", new RegExp(`${runId} (failed|completed|aborted)`));
+  const restored = (await events(runId)).find((e) => e.type === "workspace.restored");
+  if (!restored || !JSON.stringify(restored.data).includes("src/date.js")) fail(`expected a workspace.restored event listing src/date.js, got ${JSON.stringify(restored?.data ?? null)}`);
+  console.log(`  (workspace.restored: ${JSON.stringify(restored.data)})`);
   await stead(["why", runId, "--store", store]);
 
-  say("A person looks at the workspace: the fix is there, so they record the tool's result instead of running it again.");
+  say("A person looks: the workspace is back at the last completed step (the old parser), so running writeFile again is right.");
   console.log(`$ cat ${join(workspace, "src", "date.js")}`);
-  const fixed = readFileSync(join(workspace, "src", "date.js"), "utf8");
-  console.log(indent(fixed));
-  if (!fixed.includes("month - 1")) fail("the killed writeFile had not written the fix yet; the demo expects the kill to land after the write");
+  const current = readFileSync(join(workspace, "src", "date.js"), "utf8");
+  console.log(indent(current));
+  if (current.includes("month - 1")) fail("the workspace was not put back to the last completed step");
   const afterHold = worker.lines.length;
-  await stead(["release", runId, "ambiguous_effect", "--choice", "result", "--result", JSON.stringify("wrote src/date.js (checked by hand)"), "--store", store]);
+  await stead(["release", runId, "ambiguous_effect", "--choice", "retry", "--store", store]);
 
   say("The worker goes on from there: it runs the tests, then parks for approval of the pull request, costing no process.");
   const parked = await worker.waitFor(new RegExp(`${runId} waiting for approve:`), "the agent parked for the pull request's approval", new RegExp(`${runId} (failed|held|aborted)`), afterHold);
@@ -281,9 +305,10 @@ async function agentStory() {
     const n = log.filter((e) => e.type === "step.completed" && e.data.step === step).length;
     if (n !== 1) fail(`step "${step}" completed ${n} times`);
   }
-  const intents = log.filter((e) => e.type === "step.intent" && e.data.step === toolStep).length;
-  if (intents !== 1) fail(`${toolStep} was dispatched ${intents} times; it must not run again after the kill`);
-  console.log(`  (checked: tests pass; one pull request, edited title; ${toolStep} dispatched once; the ${modelsBefore.length} model responses journaled before the kill were never requested again)`);
+  const intents = log.filter((e) => e.type === "step.intent" && e.data.step === toolStep);
+  if (intents.length !== 2 || intents[1]?.data.attempt !== 2) fail(`${toolStep} was dispatched ${intents.length} times; expected the killed attempt and one retry a person chose`);
+  console.log(`  (checked: tests pass; one pull request, edited title; ${toolStep} ran again only as the attempt a person chose; the ${modelsBefore.length} model responses journaled before the kill were never requested again)`);
+  await stead(["snapshots", runId, "--store", store]);
 
   worker.child.kill("SIGTERM");
   const stopped = await worker.exited;

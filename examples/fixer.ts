@@ -8,9 +8,10 @@
  * (OPENAI_BASE_URL, default https://api.openai.com/v1; FIXER_MODEL, default gpt-4o-mini). Without
  * a key it uses a scripted model that plays a careful engineer, offline and deterministic.
  *
- * The workspace is FIXER_WORKSPACE (default .stead/fixer-workspace); `init` seeds it with a buggy
- * date parser and its test when it is missing. FIXER_SLOW_MS slows `writeFile` down so a demo can
- * kill the worker in the middle of that tool call.
+ * The workspace is the run's (`stead run examples/fixer.ts --workspace <dir>`: snapshotted after
+ * every tool call and restored when the run resumes), else FIXER_WORKSPACE (default
+ * .stead/fixer-workspace). `init` seeds it with a buggy date parser and its test when it is empty.
+ * FIXER_SLOW_MS slows `writeFile` down so a demo can kill the worker in the middle of that call.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -21,7 +22,8 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { agent, modelTurns, scriptedModel, tool, toolResults } from "stead";
 import { z } from "zod";
 
-const workspace = resolve(process.env.FIXER_WORKSPACE ?? ".stead/fixer-workspace");
+const fallbackWorkspace = resolve(process.env.FIXER_WORKSPACE ?? ".stead/fixer-workspace");
+const rootOf = (ctx: { workspace: string | null }): string => ctx.workspace ?? fallbackWorkspace;
 const slowMs = Number(process.env.FIXER_SLOW_MS ?? 0);
 
 const BUGGY_DATE = `// Parses "YYYY-MM-DD" into a UTC Date.
@@ -39,7 +41,7 @@ assert.equal(parseDate("1999-12-31").toISOString(), "1999-12-31T00:00:00.000Z");
 console.log("date parser: 2 tests passed");
 `;
 
-async function seed(): Promise<void> {
+async function seed(workspace: string): Promise<void> {
   if (existsSync(join(workspace, "src", "date.js"))) return;
   await mkdir(join(workspace, "src"), { recursive: true });
   await mkdir(join(workspace, "test"), { recursive: true });
@@ -49,24 +51,24 @@ async function seed(): Promise<void> {
 }
 
 /** A path inside the workspace; anything escaping it is refused (the model sees the error). */
-function inside(path: string): string {
+function inside(workspace: string, path: string): string {
   const full = resolve(workspace, path);
   if (full !== workspace && !full.startsWith(workspace + sep)) throw new Error(`${path} is outside the workspace`);
   return full;
 }
 
-async function listFiles(dir = workspace): Promise<string[]> {
+async function listFiles(workspace: string, dir = workspace): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
     if (e.name === "node_modules" || e.name.startsWith(".")) continue;
     const full = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await listFiles(full)));
+    if (e.isDirectory()) out.push(...(await listFiles(workspace, full)));
     else out.push(relative(workspace, full));
   }
   return out.sort();
 }
 
-function runTests(): Promise<{ passed: boolean; output: string }> {
+function runTests(workspace: string): Promise<{ passed: boolean; output: string }> {
   return new Promise((done) => {
     execFile(process.execPath, ["test/date.test.js"], { cwd: workspace, timeout: 30_000 }, (error, stdout, stderr) => {
       done({ passed: !error, output: (stdout + stderr).split("\n").slice(0, 12).join("\n").trim() });
@@ -128,24 +130,24 @@ export const fixer = agent("fixer", {
     "You fix failing tests in the workspace. Look at the files, run the tests, make the smallest correct change, " +
     "run the tests again, and open a pull request when they pass. Answer with one short paragraph.",
   maxTurns: 20,
-  init: async ({ recovery }) => {
-    await seed();
-    if (recovery.kind === "resumed") console.log(`fixer: resumed (${recovery.reason === "crash" ? "its previous process died" : "after a wait, a hold or a hand-off"}); workspace ${workspace}`);
+  init: async (ctx) => {
+    await seed(rootOf(ctx));
+    if (ctx.recovery.kind === "resumed") console.log(`fixer: resumed (${ctx.recovery.reason === "crash" ? "its previous process died" : "after a wait, a hold or a hand-off"}); workspace ${rootOf(ctx)}`);
   },
   tools: {
-    listFiles: tool({ description: "List the workspace's files.", input: z.object({}), idempotent: true, run: () => listFiles() }),
+    listFiles: tool({ description: "List the workspace's files.", input: z.object({}), idempotent: true, run: (_input, ctx) => listFiles(rootOf(ctx)) }),
     readFile: tool({
       description: "Read a file of the workspace.",
       input: z.object({ path: z.string() }),
       idempotent: true,
-      run: ({ path }) => readFile(inside(path), "utf8"),
+      run: ({ path }, ctx) => readFile(inside(rootOf(ctx), path), "utf8"),
     }),
-    runTests: tool({ description: "Run the workspace's tests.", input: z.object({}), idempotent: true, run: () => runTests() }),
+    runTests: tool({ description: "Run the workspace's tests.", input: z.object({}), idempotent: true, run: (_input, ctx) => runTests(rootOf(ctx)) }),
     writeFile: tool({
       description: "Replace a file's whole content.",
       input: z.object({ path: z.string(), text: z.string() }),
-      run: async ({ path, text }) => {
-        const full = inside(path);
+      run: async ({ path, text }, ctx) => {
+        const full = inside(rootOf(ctx), path);
         await mkdir(dirname(full), { recursive: true });
         await writeFile(full, text);
         if (slowMs > 0) await sleep(slowMs);
@@ -158,10 +160,11 @@ export const fixer = agent("fixer", {
       needsApproval: true,
       // A PR file names the idempotency key it was opened under: if it is there, the call happened.
       reconcile: (_call, ctx) => {
-        const file = join(workspace, ".pull-requests", `${encodeURIComponent(ctx.idempotencyKey)}.md`);
-        return existsSync(file) ? { status: "done", result: `pull request opened: ${relative(workspace, file)}` } : { status: "not-done" };
+        const file = join(rootOf(ctx), ".pull-requests", `${encodeURIComponent(ctx.idempotencyKey)}.md`);
+        return existsSync(file) ? { status: "done", result: `pull request opened: ${relative(rootOf(ctx), file)}` } : { status: "not-done" };
       },
       run: async ({ title, body }, ctx) => {
+        const workspace = rootOf(ctx);
         const dir = join(workspace, ".pull-requests");
         await mkdir(dir, { recursive: true });
         const file = join(dir, `${encodeURIComponent(ctx.idempotencyKey)}.md`);

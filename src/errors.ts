@@ -30,6 +30,7 @@ export type SteadErrorCode =
   | "STEAD_PROVIDER_REJECTED"
   | "STEAD_TOOL_FAILED"
   | "STEAD_TURN_INTERRUPTED"
+  | "STEAD_RESTORE_FAILED"
   | "STEAD_SNAPSHOT_NOT_FOUND";
 
 export interface SteadErrorDetails {
@@ -116,6 +117,7 @@ const CODE_TABLE: Record<SteadErrorCode, true> = {
   STEAD_PROVIDER_REJECTED: true,
   STEAD_TOOL_FAILED: true,
   STEAD_TURN_INTERRUPTED: true,
+  STEAD_RESTORE_FAILED: true,
   STEAD_SNAPSHOT_NOT_FOUND: true,
 };
 const CODES: ReadonlySet<string> = new Set(Object.keys(CODE_TABLE));

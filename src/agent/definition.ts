@@ -14,6 +14,8 @@ export interface AgentInitContext {
   runId: string;
   recovery: Recovery;
   signal: AbortSignal;
+  /** The run's workspace directory, already brought to its last completed step; null without one. */
+  workspace: string | null;
 }
 
 export interface AgentConfig {

@@ -13,6 +13,7 @@ export interface LoopDriver {
   /** False when replaying a finished turn: nothing may run, only recorded outcomes are read. */
   readonly live: boolean;
   readonly payloadLimit: number;
+  readonly workspace: string | null;
   step<T>(id: string, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
   approval(name: string, request: unknown): Promise<unknown>;
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;

@@ -53,6 +53,7 @@ function historyDriver(run: RunRow, journal: StepRow[]): LoopDriver {
     signal: new AbortController().signal,
     live: false,
     payloadLimit: Infinity,
+    workspace: run.workspace,
     step: <T>(id: string) => Promise.resolve().then(() => recorded<T>(id)),
     approval: (name) => Promise.resolve().then(() => recorded<unknown>(name)),
     quotaPark: (id) => Promise.resolve().then(() => void recorded<unknown>(id)),

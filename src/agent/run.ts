@@ -13,7 +13,7 @@ export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input
   const prompt = promptOf(def, x.run.id, input);
   let history: LanguageModelV3Message[] = [];
   if (x.run.sessionId) history = await turnHistory(def, await x.earlierTurns());
-  await def.config.init?.({ runId: x.run.id, recovery: x.recovery, signal: x.signal });
+  await def.config.init?.({ runId: x.run.id, recovery: x.recovery, signal: x.signal, workspace: x.run.workspace });
   return agentLoop(def, liveDriver(ctx, x), prompt, history, newTranscript());
 }
 
@@ -24,6 +24,7 @@ function liveDriver(ctx: WorkflowContext, x: EngineInternals): LoopDriver {
     signal: x.signal,
     live: true,
     payloadLimit: x.payloadLimit,
+    workspace: x.run.workspace,
     step: (id, options, fn) => x.step(id, options, fn),
     approval: (name, request) => ctx.approval(name, request),
     quotaPark: (id, wakeAt, request) => x.quotaPark(id, wakeAt, request),

@@ -92,6 +92,7 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
     attempt: info.attempt,
     recovery: driver.recovery,
     signal: driver.signal,
+    workspace: driver.workspace,
   });
   const reconcile = t.reconcile;
   try {

@@ -16,6 +16,8 @@ export interface ToolContext {
   recovery: Recovery;
   /** Aborted when the run's execution ends in this process (lease lost, shutdown). */
   signal: AbortSignal;
+  /** The run's workspace directory (absolute), or null: already brought to the last completed step. */
+  workspace: string | null;
 }
 
 export interface ToolCallInfo<I> {

@@ -1,3 +1,4 @@
+import type { WorkspaceOptions } from "../engine/run-workspace.js";
 import type { AnyDefinition } from "../engine/definition.js";
 import type { Stead } from "../engine/stead.js";
 import type { RunInfo } from "../engine/views.js";
@@ -66,7 +67,12 @@ export async function reportRun(stead: Stead, run: RunInfo, interrupted: boolean
  * until it ends or parks; returns the exit code for how it stands. The first SIGINT/SIGTERM stops
  * gracefully (the run is handed back as pending for any worker), a second exits at once.
  */
-export async function followForeground(stead: Stead, runId: string, definitions: readonly AnyDefinition[], options: { eventsAfter?: number } = {}): Promise<ExitCode> {
+export async function followForeground(
+  stead: Stead,
+  runId: string,
+  definitions: readonly AnyDefinition[],
+  options: { eventsAfter?: number; workspace?: WorkspaceOptions } = {},
+): Promise<ExitCode> {
   const controller = new AbortController();
   const off = onInterrupt((signal) => {
     process.stderr.write(`stead: ${signal}: stopping after the current step and handing run ${runId} back (signal again to exit at once)\n`);
@@ -77,6 +83,7 @@ export async function followForeground(stead: Stead, runId: string, definitions:
     run = await stead.follow(runId, definitions, {
       signal: controller.signal,
       ...(options.eventsAfter === undefined ? {} : { eventsAfter: options.eventsAfter }),
+      ...(options.workspace ? { workspace: options.workspace } : {}),
       onEvent: (e) => {
         const text = describeEvent(e, true);
         if (text !== null) print(`  ${e.runId === runId ? "" : `[${e.runId}] `}${text}`);

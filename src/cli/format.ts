@@ -101,8 +101,6 @@ export function describeEvent(e: EventView, brief = false): string | null {
       return "pause requested";
     case "run.paused":
       return "paused";
-    case "run.resumed":
-      return "resumed";
     case "run.completed":
       return "completed";
     case "run.failed":
@@ -115,6 +113,16 @@ export function describeEvent(e: EventView, brief = false): string | null {
       return `${str(d.step)}: ${str(d.model)} failed (${d.status ? `${str(d.status)} ` : ""}${truncate(str(d.error), 120)}); try ${Number(d.try ?? 0) + 1} in ${formatDuration(Number(d.delayMs ?? 0))}`;
     case "model.failover":
       return `${str(d.step)}: failing over from ${str(d.from)} to ${str(d.to)} (${truncate(str(d.reason), 120)})`;
+    case "workspace.restored": {
+      const n = (d.counts ?? {}) as { changed?: number; added?: number; removed?: number };
+      const list = (k: "changed" | "added" | "removed") => (Array.isArray(d[k]) && (d[k] as unknown[]).length ? ` ${k}: ${(d[k] as unknown[]).map(str).join(", ")}` : "");
+      return `workspace ${str(d.action)} at step "${str(d.step ?? "start")}"${n.changed || n.added || n.removed ? ` —${list("changed")}${list("added")}${list("removed")}` : ""}`;
+    }
+    case "workspace.gap":
+      return `workspace gap at "${str(d.step ?? d.stepId ?? "?")}": ${d.reason ? str(d.reason) : `${str(d.count)} file(s) could not be read (${truncate(str(d.paths), 120)})`}`;
+    case "run.resumed":
+      if (Array.isArray(d.hooks)) return `resumed after restore hooks ${(d.hooks as { hook?: unknown; ms?: unknown }[]).map((h) => `${str(h.hook)} ${formatDuration(Number(h.ms ?? 0))}`).join(", ")}`;
+      return "resumed";
     case "approval.stale":
       return `decision on "${str(d.wait)}" was for another call (fingerprint ${str(d.decided)}, call ${str(d.call)}); asking again`;
     case "run.forked":

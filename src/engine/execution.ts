@@ -9,6 +9,7 @@ import { decodeError, decodePayload, encodeError, encodePayload, errorRecord } f
 import { childRunId } from "./ids.js";
 import { ENGINE, type EngineInternals, type EngineStepOptions, type Recovery } from "./internals.js";
 import { resolveWaitUnit } from "./waits.js";
+import { RunWorkspace, type CaptureParts, type WorkspaceOptions } from "./run-workspace.js";
 
 export type ExecutionOutcome =
   | { kind: "completed" }
@@ -28,8 +29,13 @@ export interface ExecutionDeps {
   payloadLimit: number;
   /** Lost claims in a row (no step completing) that put a run on hold `process_failed`. */
   maxLostClaims: number;
-  /** Reads only (a session turn reads its earlier turns' journals). */
-  store: Pick<Store, "listRuns" | "journal">;
+  /** Reads (a session turn's earlier turns), workspace snapshots and blobs; every run change goes through `commit`. */
+  store: Store;
+  workspace?: WorkspaceOptions;
+  /** Checkpoint metadata for each step write, already encoded (≤ 4 KB, redacted); absent: nothing is evaluated. */
+  checkpoint?: () => string | null;
+  /** What the worker did before this claim (restore hooks and their durations), for the `run.resumed` event. */
+  resumed?: Record<string, unknown>;
 }
 
 const stepScope = new AsyncLocalStorage<StepInfo>();
@@ -64,6 +70,7 @@ export class Execution {
   private readonly done = new Promise<ExecutionOutcome>((r) => (this.resolveDone = r));
   private readonly ctx: WorkflowContext;
   private readonly ended = new AbortController();
+  private ws: RunWorkspace | undefined;
   private readonly recovery: Recovery;
 
   constructor(
@@ -116,6 +123,7 @@ export class Execution {
     if (this.state === "finished") return;
     this.state = "finished";
     this.ended.abort();
+    this.ws?.close();
     this.resolveDone(outcome);
   }
 
@@ -141,6 +149,7 @@ export class Execution {
       return;
     }
     if (this.state !== "running") return;
+    if (!(await this.openWorkspace())) return;
     if (run.sessionId && this.claimed.previousStatus === "running" && this.definition.onInterrupt === "interrupt") {
       // The turn ends where it was cut, unreplayed: its journal entries are not a divergence.
       this.cursor = this.maxSeq + 1;
@@ -162,6 +171,51 @@ export class Execution {
       return;
     }
     await this.complete({ ok: true, value });
+  }
+
+  /**
+   * Brings the run's workspace to its last completed step before any user code runs (a first
+   * claim records a `start` snapshot instead), and reports restore hooks. False: the run was held.
+   */
+  private async openWorkspace(): Promise<boolean> {
+    const events: EventWrite[] = this.deps.resumed ? [{ type: "run.resumed", data: this.deps.resumed }] : [];
+    let start: CaptureParts = RunWorkspace.none();
+    const root = this.run.workspace;
+    if (root) {
+      try {
+        const opened = await RunWorkspace.open(this.deps.store, this.claimed, root, this.deps.workspace ?? {});
+        this.ws = opened.ws;
+        if (this.isFinished()) {
+          opened.ws.close();
+          return false;
+        }
+        events.push(...opened.events);
+        if (opened.fresh) start = await opened.ws.capture(-1, null, "start", this.checkpointText());
+      } catch (e) {
+        this.hold(
+          "recovery_gap",
+          `the workspace ${root} could not be brought to the run's last completed step: ${errorMessage(e)}`,
+          { workspace: root, error: errorMessage(e) },
+        );
+        return false;
+      }
+    }
+    events.push(...start.events);
+    if (events.length === 0 && start.snapshots.length === 0) return true;
+    await this.write({ ...(start.snapshots.length ? { snapshots: start.snapshots } : {}), events });
+    this.ws?.committed(start);
+    return this.state === "running";
+  }
+
+  /** Checkpoint metadata for a write; a failure to produce it is reported, never stored truncated. */
+  private checkpointText(): string | null {
+    if (!this.deps.checkpoint) return null;
+    try {
+      return this.deps.checkpoint();
+    } catch (e) {
+      process.emitWarning(`stead: checkpoint metadata for run ${this.runId} was not recorded: ${errorMessage(e)}`);
+      return null;
+    }
   }
 
   private async complete(result: { ok: true; value: unknown } | { ok: false; error: unknown }): Promise<void> {
@@ -217,8 +271,12 @@ export class Execution {
 
   /** One fenced write; on refusal the execution ends with `lease-lost` and the caller never resumes. */
   private async write(m: Omit<Mutation, "runId" | "expect">, extra: Mutation[] = [], expect: Mutation["expect"] = {}): Promise<void> {
-    const steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
+    let steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
     this.buffered = [];
+    if (steps && this.deps.checkpoint && steps.some((s) => s.checkpoint === undefined)) {
+      const checkpoint = this.checkpointText();
+      steps = steps.map((s) => (s.checkpoint === undefined ? { ...s, checkpoint } : s));
+    }
     const unit: Unit = [{ ...m, steps, runId: this.runId, expect: { ...expect, lease: { fence: this.fence, owner: this.deps.owner.workerId } } }, ...extra];
     let r: UnitResult;
     try {
@@ -456,6 +514,14 @@ export class Execution {
       });
       crashPoint("after-intent", [stepId]);
     }
+    // Model calls change no files: only tool calls and effects are captured.
+    const ws = (effect || kind === "tool") && kind !== "model" ? this.ws : undefined;
+    const settle = ws?.settle(seq, stepId, async (parts) => {
+      if (this.state === "finished") return false;
+      await this.write({ ...(parts.snapshots.length ? { snapshots: parts.snapshots } : {}), events: parts.events });
+      ws.committed(parts);
+      return true;
+    });
     const tries = Math.max(1, Math.floor(options.attempts ?? 1));
     let value: unknown;
     let failure: unknown;
@@ -473,6 +539,7 @@ export class Execution {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
+    await settle?.stop();
     if (effect) crashPoint("after-effect", [stepId]);
     let output: string | null = null;
     if (!failed) {
@@ -485,21 +552,30 @@ export class Execution {
     }
     const completedAt = Date.now();
     const ms = completedAt - startedAt;
+    // Files as this step left them, committed with its outcome: the snapshot and the journal position agree.
+    // Evaluated once for the step's write and the snapshot in it: both carry the same metadata.
+    const checkpoint = ws && this.deps.checkpoint ? { checkpoint: this.checkpointText() } : {};
+    const parts = ws && !this.isFinished() ? await ws.capture(seq, stepId, "step", checkpoint.checkpoint ?? null) : RunWorkspace.none();
+    const snapshots = parts.snapshots.length ? { snapshots: parts.snapshots } : {};
     if (failed) {
       const error = encodeError(failure);
       await this.write({
-        steps: [{ seq, stepId, kind, status: "failed", attempt, error, startedAt, completedAt }],
+        steps: [{ seq, stepId, kind, status: "failed", attempt, error, startedAt, completedAt, ...checkpoint }],
         run: { lostClaims: 0 },
-        events: [{ type: "step.failed", data: { step: stepId, seq, attempt, ms, error: errorMessage(failure) } }],
+        ...snapshots,
+        events: [{ type: "step.failed", data: { step: stepId, seq, attempt, ms, error: errorMessage(failure) } }, ...parts.events],
       });
+      ws?.committed(parts);
       crashPoint("after-commit", [stepId]);
       throw this.replayError(stepId, { error } as StepRow);
     }
     await this.write({
-      steps: [{ seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt }],
+      steps: [{ seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt, ...checkpoint }],
       run: { lostClaims: 0 },
-      events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms } }],
+      ...snapshots,
+      events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms } }, ...parts.events],
     });
+    ws?.committed(parts);
     crashPoint("after-commit", [stepId]);
     // The recorded outcome, not the live value: replay must see exactly what this execution saw
     // (JSON turns `[undefined]` into `[null]` and drops undefined properties).

@@ -54,6 +54,8 @@ export class Session<I> {
     private readonly stead: Stead,
     readonly definition: WorkflowDefinition<I, unknown>,
     readonly id: string,
+    /** The directory every turn works in (absolute), or null. */
+    readonly workspace: string | null = null,
   ) {
     if (!isDefinition(definition)) {
       throw new SteadError("STEAD_BAD_INPUT", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
@@ -79,7 +81,7 @@ export class Session<I> {
       });
     }
     const row: RunRow = await stead.store.createRun(
-      { id: newRunId(), definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now() },
+      { id: newRunId(), definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now(), workspace: this.workspace },
       [{ type: "run.created", data: { definition: this.definition.name, session: this.id } }],
     );
     return { runId: row.id, turn: row.turn ?? 0 };

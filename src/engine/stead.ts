@@ -24,8 +24,12 @@ import {
 } from "./views.js";
 import { explain, type Explanation } from "./why.js";
 import { Session, sessionView, type SessionView } from "./sessions.js";
+import { checkWorkspace } from "../workspace/workspace-path.js";
 
-export interface SteadOptions {
+/** Worker settings an instance gives every worker it makes (a worker's own options win). */
+export type WorkerDefaults = Pick<WorkerOptions, "workspace" | "checkpointMetadata" | "redact" | "restoreHooks" | "restoreHookTimeoutMs">;
+
+export interface SteadOptions extends WorkerDefaults {
   /** A Store, or a location: an SQLite file path or a postgres:// URL. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
   store?: Store | string;
   /** Create the store when missing. Default true (the CLI's read verbs pass false). */
@@ -37,6 +41,11 @@ export interface SteadOptions {
 export interface StartOptions {
   /** Run id; default a fresh one. */
   id?: string;
+  /**
+   * A directory the run works in: snapshotted after every effect and tool step, and brought back
+   * to its last completed step when the run resumes, on this machine or another.
+   */
+  workspace?: string;
 }
 
 export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runIds"> {
@@ -64,8 +73,13 @@ export class Stead {
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
+  private readonly workerDefaults: WorkerDefaults;
 
   constructor(options: SteadOptions = {}) {
+    const { workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs } = options;
+    this.workerDefaults = Object.fromEntries(
+      Object.entries({ workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs }).filter(([, v]) => v !== undefined),
+    );
     this.create = options.create ?? true;
     this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create });
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
@@ -92,11 +106,12 @@ export class Stead {
       });
     }
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
+    const workspace = options.workspace === undefined ? null : checkWorkspace(options.workspace);
     await this.ready();
     const id = options.id ?? newRunId();
     const fingerprint = definition.fingerprint();
     await this.store.createRun(
-      { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now() },
+      { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now(), workspace },
       [{ type: "run.created", data: { definition: definition.name, fingerprint } }],
     );
     return { id };
@@ -107,7 +122,10 @@ export class Stead {
    * `followTimersMs` is waited for). Returns the run as it then is.
    */
   async run<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: FollowOptions & StartOptions = {}): Promise<RunInfo> {
-    const { id } = await this.start(definition, input, options.id !== undefined ? { id: options.id } : {});
+    const { id } = await this.start(definition, input, {
+      ...(options.id !== undefined ? { id: options.id } : {}),
+      ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
+    });
     return this.follow(id, [definition, ...(options.definitions ?? [])], options);
   }
 
@@ -186,7 +204,7 @@ export class Stead {
 
   /** A worker on this instance's store. Call `.start()` to begin claiming. */
   worker(options: WorkerOptions): Worker {
-    const w = new Worker(this.store, { payloadLimitBytes: this.payloadLimit, ...options });
+    const w = new Worker(this.store, { payloadLimitBytes: this.payloadLimit, ...this.workerDefaults, ...options });
     this.workers.add(w);
     const start = w.start.bind(w);
     w.start = () => {
@@ -289,8 +307,8 @@ export class Stead {
    * A session: a conversation with an agent whose inputs run as turns, one at a time, in order,
    * each continuing the history of the turns before it. `send` only queues: a worker runs it.
    */
-  session<I, O>(definition: WorkflowDefinition<I, O>, id: string): Session<I> {
-    return new Session(this, definition, id);
+  session<I, O>(definition: WorkflowDefinition<I, O>, id: string, options: { workspace?: string } = {}): Session<I> {
+    return new Session(this, definition, id, options.workspace === undefined ? null : checkWorkspace(options.workspace));
   }
 
   /** Sessions with their queue and last turn, most recently active first. */

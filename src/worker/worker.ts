@@ -8,6 +8,10 @@ import type { ClaimedRun, Owner, Store, Unit, WorkerAttachment } from "../store/
 import { GroupCommitter } from "./group-commit.js";
 import { newOwner } from "./owner.js";
 import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
+import { checkpointOf, DEFAULT_RESTORE_HOOK_TIMEOUT_MS, runRestoreHooks, type RestoreHook } from "./restore-hooks.js";
+import type { WorkspaceOptions } from "../engine/run-workspace.js";
+import { encodeCheckpoint } from "../workspace/checkpoint.js";
+import { gcWorkspaces } from "../workspace/gc.js";
 
 export interface WorkerOptions {
   /** The definitions this worker can execute; it claims only runs of these. */
@@ -28,6 +32,22 @@ export interface WorkerOptions {
   sweep?: boolean;
   payloadLimitBytes?: number;
   maxLostClaims?: number;
+  /** How runs' workspaces are restored on resume and captured (see `stead.start(..., { workspace })`). */
+  workspace?: WorkspaceOptions;
+  /**
+   * Metadata of external layers (an image tag, a database snapshot id) recorded with every step
+   * write: a flat string map, at most 4 KB as JSON. Not called when absent.
+   */
+  checkpointMetadata?: () => Record<string, string>;
+  /** Applied to checkpoint metadata (as JSON text) before it is stored. Default: values of keys that look secret are replaced. */
+  redact?: (text: string) => string;
+  /**
+   * Run one by one before a resumed run is claimed (a run claimed before: after a crash, a wait,
+   * a release). The first that throws or times out aborts that resume: nothing is claimed or written.
+   */
+  restoreHooks?: readonly RestoreHook[];
+  /** Per restore hook. Default 10 000 ms. */
+  restoreHookTimeoutMs?: number;
 }
 
 export interface WorkerEvents {
@@ -61,6 +81,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private tickAgain = false;
   private state: "idle" | "running" | "stopping" | "stopped" = "idle";
   private runIds: readonly string[] | undefined;
+  /** Runs whose restore hooks failed: not tried again before this time. */
+  private readonly hookBackoff = new Map<string, { until: number; failures: number }>();
+  private gcDueAt = 0;
+  /** The retention pass in progress (stop() waits for it: it reads the store). */
+  private gcPass: Promise<void> | undefined;
+  /** Restore hook durations of runs about to be claimed, for their `run.resumed` event. */
+  private readonly hookReports = new Map<string, { hook: string; ms: number }[]>();
 
   constructor(
     private readonly store: Store,
@@ -202,22 +229,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await wakeDueTimers(this.store, Date.now());
         await expireDeadOwners(this.store, this.owner.host);
         if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
+        this.retain();
       }
       const free = this.concurrency - this.active.size;
       // Presence may be lost while this tick waits on the store (a database restart): a claim
       // under an identity whose liveness lock is not held is judged gone by every worker at once.
       const owner = this.ownerNow;
       if (free > 0 && this.state === "running" && this.present()) {
-        const claimed = await this.store.claim({
-          owner,
-          definitions: [...this.byName.keys()],
-          limit: free,
-          leaseMs: this.leaseMs,
-          now: Date.now(),
-          ...(this.runIds ? { runIds: this.runIds } : {}),
-        });
+        const runIds = this.options.restoreHooks?.length ? await this.restoreFirst(free) : this.runIds;
+        const claimed =
+          runIds && runIds.length === 0
+            ? []
+            : await this.store.claim({
+                owner,
+                definitions: [...this.byName.keys()],
+                limit: free,
+                leaseMs: this.leaseMs,
+                now: Date.now(),
+                ...(runIds ? { runIds } : {}),
+              });
         // Claimed under an identity lost meanwhile: its leases are a gone owner's, taken over by the sweep.
         if (owner === this.ownerNow) for (const c of claimed) this.execute(c);
+        this.hookReports.clear();
       }
     } catch (e) {
       this.report(e);
@@ -234,15 +267,66 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** Workspace retention, in the background (it may read many trees): never two at once. */
+  private retain(): void {
+    const r = this.options.workspace?.retention;
+    if (!r || this.gcPass || Date.now() < this.gcDueAt) return;
+    this.gcDueAt = Date.now() + (r.everyMs ?? 3_600_000);
+    this.gcPass = gcWorkspaces(this.store, { keepSteps: r.keepSteps, ...(r.graceMs !== undefined ? { graceMs: r.graceMs } : {}) })
+      .then(
+        () => undefined,
+        (e: unknown) => this.report(e),
+      )
+      .finally(() => (this.gcPass = undefined));
+  }
+
+  /**
+   * Runs the restore hooks of the runs a claim would take that resume (claimed before), and
+   * returns the ids that may be claimed: fresh runs, and resumed runs whose hooks all passed.
+   * A failed hook leaves its run untouched (no claim, no event) and backs it off.
+   */
+  private async restoreFirst(limit: number): Promise<string[]> {
+    const hooks = this.options.restoreHooks ?? [];
+    const now = Date.now();
+    const candidates = await this.store.claimable({ definitions: [...this.byName.keys()], limit, now, ...(this.runIds ? { runIds: this.runIds } : {}) });
+    const ok: string[] = [];
+    for (const c of candidates) {
+      const id = c.run.id;
+      const backoff = this.hookBackoff.get(id);
+      if (backoff && backoff.until > now) continue;
+      if (c.run.fence === 0) {
+        ok.push(id);
+        continue;
+      }
+      try {
+        this.hookReports.set(id, await runRestoreHooks(hooks, checkpointOf(c), this.options.restoreHookTimeoutMs ?? DEFAULT_RESTORE_HOOK_TIMEOUT_MS));
+        this.hookBackoff.delete(id);
+        ok.push(id);
+      } catch (e) {
+        const failures = (backoff?.failures ?? 0) + 1;
+        this.hookBackoff.set(id, { until: Date.now() + Math.min(60_000, 500 * 2 ** (failures - 1)), failures });
+        this.report(e);
+      }
+    }
+    return ok;
+  }
+
   private execute(claimed: ClaimedRun): void {
     const def = this.byName.get(claimed.run.definition);
     if (!def) return;
+    const hooks = this.hookReports.get(claimed.run.id);
+    this.hookReports.delete(claimed.run.id);
+    const meta = this.options.checkpointMetadata;
+    const redact = this.options.redact ?? redactSecrets;
     const exec = new Execution(claimed, def, {
       owner: this.owner,
       commit: (unit) => this.committer.commit(unit),
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
       maxLostClaims: this.options.maxLostClaims ?? 3,
       store: this.store,
+      ...(this.options.workspace ? { workspace: this.options.workspace } : {}),
+      ...(meta ? { checkpoint: () => encodeCheckpoint(meta(), redact, claimed.run.id) } : {}),
+      ...(hooks ? { resumed: { hooks } } : {}),
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.
@@ -294,6 +378,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = "stopping";
     clearTimeout(this.pollTimer);
     await this.tickDone;
+    await this.gcPass;
     const grace = options.graceMs ?? this.graceMs;
     const execs = [...this.active.values()].map((a) => a.exec);
     for (const e of execs) e.release();
@@ -335,3 +420,11 @@ export function describeOutcome(o: ExecutionOutcome): string {
   }
 }
 
+
+const SECRET_KEY = /secret|token|password|passwd|api[-_]?key|credential|private/i;
+
+/** The default redaction of checkpoint metadata: values of keys that look secret never reach the store. */
+export function redactSecrets(text: string): string {
+  const meta = JSON.parse(text) as Record<string, string>;
+  return JSON.stringify(Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, SECRET_KEY.test(k) ? "[redacted]" : v])));
+}

@@ -1,4 +1,6 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { checkWorkspace } from "../../workspace/workspace-path.js";
+import type { WorkspacePolicy } from "../../workspace/restore.js";
 import { parseDuration } from "../../engine/durations.js";
 import { describeOutcome } from "../../worker/worker.js";
 import { act, example, parseJsonArg, parsePositiveInt, print, withStead } from "../context.js";
@@ -11,12 +13,19 @@ interface RunOptions {
   input?: string;
   workflow?: string;
   id?: string;
+  workspace?: string;
+  workspacePolicy?: string;
 }
 
 interface WorkerCliOptions {
   concurrency?: string;
   lease?: string;
   poll?: string;
+  workspacePolicy?: string;
+}
+
+function workspacePolicyOption(): Option {
+  return new Option("--workspace-policy <policy>", "on resume, files changed after the last completed step: put back (restore) or keep").choices(["restore", "keep"]);
 }
 
 export function registerRun(program: Command): void {
@@ -27,16 +36,19 @@ export function registerRun(program: Command): void {
     .option("--input <json>", "the run's input, as JSON")
     .option("--workflow <name>", "which workflow, when the file exports several")
     .option("--id <runId>", "the run's id (default: a fresh one)")
+    .option("--workspace <dir>", "a directory the run works in: snapshotted after each effect/tool step, restored when the run resumes")
+    .addOption(workspacePolicyOption())
     .action(
       act(async (file: string, o: RunOptions, cmd: Command) => {
         // Input first: a bad --input must be refused before anything is loaded or written.
         const input = o.input === undefined ? null : parseJsonArg(o.input, "--input");
+        const workspace = o.workspace === undefined ? undefined : checkWorkspace(o.workspace);
         const loaded = await loadFile(file);
         const definition = pickWorkflow(loaded, file, o.workflow);
         return withStead(cmd, true, async (stead) => {
-          const { id } = await stead.start(definition, input, o.id === undefined ? {} : { id: o.id });
-          print(`run ${id} started (${definition.name})`);
-          return followForeground(stead, id, loaded.definitions);
+          const { id } = await stead.start(definition, input, { ...(o.id === undefined ? {} : { id: o.id }), ...(workspace ? { workspace } : {}) });
+          print(`run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`);
+          return followForeground(stead, id, loaded.definitions, o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {});
         });
       }),
     );
@@ -49,6 +61,7 @@ export function registerRun(program: Command): void {
     .option("--concurrency <n>", "runs executed at once", "10")
     .option("--lease <ms>", "lease length (ms or a duration like 30s)", "30s")
     .option("--poll <ms>", "claim and sweep period when idle (ms or a duration)", "200")
+    .addOption(workspacePolicyOption())
     .action(
       act(async (files: string[], o: WorkerCliOptions, cmd: Command) => {
         const concurrency = parsePositiveInt(o.concurrency ?? "10", "--concurrency");
@@ -56,7 +69,7 @@ export function registerRun(program: Command): void {
         const pollMs = parseDuration(o.poll ?? "200", "--poll");
         const definitions = await loadFiles(files);
         return withStead(cmd, true, async (stead) => {
-          const w = stead.worker({ definitions, concurrency, leaseMs, pollMs });
+          const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
           w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
           w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
           w.on("error", (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`));

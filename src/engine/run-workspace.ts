@@ -1,0 +1,99 @@
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { errorMessage } from "../errors.js";
+import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
+import { prepareWorkspace, watchSettle, type CaptureResult, type ScanOptions, type SettleOptions, type WorkspacePolicy, type WorkspaceTracker } from "../workspace/index.js";
+
+/** How a worker treats the workspaces of the runs it executes. */
+export interface WorkspaceOptions {
+  /**
+   * Same machine, files changed after the last completed step: "restore" (default) puts them back
+   * as they were at that step (listed in a `workspace.restored` event); "keep" leaves them.
+   */
+  policy?: WorkspacePolicy;
+  /** What a capture looks at (extra excludes, .gitignore, per-file size ceiling). */
+  scan?: ScanOptions;
+  /** Captures during a long step once the files are quiet; false turns them off. */
+  settle?: SettleOptions | false;
+  /**
+   * Retention, applied by the worker's sweeper every `everyMs` (default one hour): snapshots of
+   * finished runs older than their last `keepSteps` step snapshots are pruned, and blobs no snapshot
+   * refers to are deleted (those younger than `graceMs`, default one hour, survive). Absent: keep every snapshot.
+   */
+  retention?: { keepSteps: number; everyMs?: number; graceMs?: number };
+}
+
+/** Parts a capture adds to the step write it belongs to. */
+export interface CaptureParts {
+  snapshots: SnapshotWrite[];
+  events: EventWrite[];
+  result: CaptureResult | undefined;
+}
+
+const NONE: CaptureParts = { snapshots: [], events: [], result: undefined };
+
+/**
+ * A run's workspace inside one execution: brought to the last completed step's snapshot before
+ * the run continues, captured after every effect and tool step (in that step's own write, so the
+ * journal position and the snapshot agree), and during long steps once its files settle.
+ * A capture that cannot look records a gap; it never fails the run.
+ */
+export class RunWorkspace {
+  private constructor(
+    readonly tracker: WorkspaceTracker,
+    private readonly options: WorkspaceOptions,
+  ) {}
+
+  /** Restores (or checks) the directory; returns the workspace and the events its claim reports. Throws when it cannot. */
+  static async open(store: Store, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
+    const scan = { ...(options.scan ?? {}), exclude: [...(options.scan?.exclude ?? []), ...storeFilesInside(store, root)] };
+    const p = await prepareWorkspace({
+      store,
+      runId: claimed.run.id,
+      root,
+      journal: claimed.journal,
+      ...(options.policy ? { policy: options.policy } : {}),
+      options: scan,
+    });
+    p.tracker.watch();
+    return { ws: new RunWorkspace(p.tracker, options), events: p.events, fresh: p.action === "none" };
+  }
+
+  async capture(seq: number, stepId: string | null, source: "start" | "step", checkpoint: string | null): Promise<CaptureParts> {
+    const r = await this.tracker.capture({ seq, stepId, source }, { checkpoint });
+    return r.ok ? { snapshots: [r.snapshot], events: r.events, result: r } : { snapshots: [], events: r.events, result: r };
+  }
+
+  committed(parts: CaptureParts): void {
+    if (parts.result) this.tracker.committed(parts.result);
+  }
+
+  /** Settle captures while a step runs; `commit` writes one under the lease. Stop it before the step's own capture. */
+  settle(seq: number, stepId: string, commit: (parts: CaptureParts) => Promise<boolean>): { stop(): Promise<void> } {
+    if (this.options.settle === false) return { stop: () => Promise.resolve() };
+    return watchSettle({
+      tracker: this.tracker,
+      seq,
+      stepId,
+      ...(this.options.settle ?? {}),
+      commit: (r) => commit(r.ok ? { snapshots: [r.snapshot], events: r.events, result: r } : { snapshots: [], events: r.events, result: r }),
+      onError: (e) => process.emitWarning(`stead: settle capture of step "${stepId}" failed: ${errorMessage(e)}`),
+    });
+  }
+
+  close(): void {
+    this.tracker.close();
+  }
+
+  static none(): CaptureParts {
+    return NONE;
+  }
+}
+
+/** An SQLite store file inside the workspace is never captured (nor put back): it is the journal itself. */
+function storeFilesInside(store: Store, root: string): string[] {
+  if (store.dialect !== "sqlite") return [];
+  const rel = relative(root, resolve(store.location));
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return [];
+  const base = "/" + rel.split(sep).join("/");
+  return [base, `${base}-wal`, `${base}-shm`, `${base}-journal`];
+}
