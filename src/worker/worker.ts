@@ -288,9 +288,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async restoreFirst(limit: number): Promise<string[]> {
     const hooks = this.options.restoreHooks ?? [];
     const now = Date.now();
-    const candidates = await this.store.claimable({ definitions: [...this.byName.keys()], limit, now, ...(this.runIds ? { runIds: this.runIds } : {}) });
+    // Runs backing off still come first in claim order: look past them, or they would take every slot.
+    const candidates = await this.store.claimable({ definitions: [...this.byName.keys()], limit: limit + this.hookBackoff.size, now, ...(this.runIds ? { runIds: this.runIds } : {}) });
     const ok: string[] = [];
     for (const c of candidates) {
+      if (ok.length >= limit) break;
       const id = c.run.id;
       const backoff = this.hookBackoff.get(id);
       if (backoff && backoff.until > now) continue;

@@ -465,6 +465,46 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         expect((await store.getRun("r3"))?.status).toBe("pending");
       });
 
+      it("claimable lists what claim would take (same rule, order, limit and runIds), with journals and current status, changing nothing", async () => {
+        const lease = clock.lease;
+        await created("a-expired");
+        await claimed("a-expired", "gone", clock.now(), owner("gone"), lease);
+        await clock.advance(lease + clock.epsilon);
+        await created("a-1", { journal: [step(0, "done-before")] });
+        await created("a-2");
+        await created("b-1", { definition: DEF_B });
+        await created("a-held");
+        await setStatus("a-held", "held");
+        await created("a-live");
+        await claimed("a-live", "other", clock.now());
+        // A session's second turn waits for its first.
+        await created("s-1", { sessionId: "S" });
+        await created("s-2", { sessionId: "S" });
+        const ids = ["a-expired", "a-1", "a-2", "b-1", "a-held", "a-live", "s-1", "s-2"];
+        const before = await Promise.all(ids.map((id) => snapshot(store, id)));
+
+        const now = clock.now();
+        const all = await store.claimable({ definitions: [DEF_A, DEF_B], limit: 10, now });
+        expect(all.map((c) => c.run.id).sort()).toEqual(["a-1", "a-2", "a-expired", "b-1", "s-1"]);
+        expect(all.find((c) => c.run.id === "a-expired")).toMatchObject({ previousStatus: "running", run: { status: "running", fence: 1, leaseOwner: "gone" } });
+        expect(all.find((c) => c.run.id === "a-1")).toMatchObject({ previousStatus: "pending", run: { status: "pending", fence: 0, leaseOwner: null } });
+        expect(all.find((c) => c.run.id === "a-1")?.journal.map((j) => j.stepId)).toEqual(["done-before"]);
+        expect((await store.claimable({ definitions: [DEF_A], limit: 10, now })).map((c) => c.run.id).sort()).toEqual(["a-1", "a-2", "a-expired", "s-1"]);
+        expect((await store.claimable({ definitions: [DEF_A, DEF_B], limit: 10, now, runIds: ["a-2", "a-held", "a-live", "nope"] })).map((c) => c.run.id)).toEqual(["a-2"]);
+        expect(await store.claimable({ definitions: [DEF_A], limit: 0, now })).toEqual([]);
+        expect(await store.claimable({ definitions: [], limit: 10, now })).toEqual([]);
+        // Nothing changed: no lease, no fence, no event.
+        expect(await Promise.all(ids.map((id) => snapshot(store, id)))).toEqual(before);
+
+        // The same runs in the same order as the claim that follows, limit for limit.
+        const two = await store.claimable({ definitions: [DEF_A, DEF_B], limit: 2, now });
+        const taken = await store.claim({ owner: owner("w1"), definitions: [DEF_A, DEF_B], limit: 2, leaseMs: LEASE, now });
+        expect(two.map((c) => c.run.id)).toEqual(taken.map((c) => c.run.id));
+        const rest = await store.claimable({ definitions: [DEF_A, DEF_B], limit: 10, now });
+        expect(rest.map((c) => c.run.id)).toEqual((await store.claim({ owner: owner("w1"), definitions: [DEF_A, DEF_B], limit: 10, leaseMs: LEASE, now })).map((c) => c.run.id));
+        expect(rest).toHaveLength(3);
+      });
+
       it("honours the limit", async () => {
         const t = clock.now();
         for (let i = 0; i < 5; i++) await created(`r${i}`);
