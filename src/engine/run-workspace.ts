@@ -1,7 +1,8 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../errors.js";
+import { existsSync, readdirSync } from "node:fs";
 import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
-import { prepareWorkspace, watchSettle, type CaptureResult, type ScanOptions, type SettleOptions, type WorkspacePolicy, type WorkspaceTracker } from "../workspace/index.js";
+import { prepareWorkspace, restoreSnapshot, resumeSnapshot, watchSettle, type CaptureResult, type ScanOptions, type SettleOptions, type WorkspacePolicy, type WorkspaceTracker } from "../workspace/index.js";
 
 /** How a worker treats the workspaces of the runs it executes. */
 export interface WorkspaceOptions {
@@ -46,6 +47,7 @@ export class RunWorkspace {
   /** Restores (or checks) the directory; returns the workspace and the events its claim reports. Throws when it cannot. */
   static async open(store: Store, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
     const scan = { ...(options.scan ?? {}), exclude: [...(options.scan?.exclude ?? []), ...storeFilesInside(store, root)] };
+    const inherited = await inheritTurnFiles(store, claimed, root);
     const p = await prepareWorkspace({
       store,
       runId: claimed.run.id,
@@ -55,7 +57,7 @@ export class RunWorkspace {
       options: scan,
     });
     p.tracker.watch();
-    return { ws: new RunWorkspace(p.tracker, options), events: p.events, fresh: p.action === "none" };
+    return { ws: new RunWorkspace(p.tracker, options), events: [...inherited, ...p.events], fresh: p.action === "none" };
   }
 
   async capture(seq: number, stepId: string | null, source: "start" | "step", checkpoint: string | null): Promise<CaptureParts> {
@@ -96,4 +98,24 @@ function storeFilesInside(store: Store, root: string): string[] {
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return [];
   const base = "/" + rel.split(sep).join("/");
   return [base, `${base}-wal`, `${base}-shm`, `${base}-journal`];
+}
+
+/**
+ * A session turn starts where the turn before it left the files: on a machine where the
+ * directory is missing or empty, a turn with no snapshot of its own gets the latest one of the
+ * closest earlier turn that has any. Returns the event that says so.
+ */
+async function inheritTurnFiles(store: Store, claimed: ClaimedRun, root: string): Promise<EventWrite[]> {
+  const { sessionId, turn, id } = claimed.run;
+  if (!sessionId || turn === null) return [];
+  if (existsSync(root) && readdirSync(root).length > 0) return [];
+  if ((await store.snapshots(id)).length > 0) return [];
+  const earlier = (await store.listRuns({ sessionId, limit: 100_000 })).filter((r) => r.turn !== null && r.turn < turn).reverse();
+  for (const r of earlier) {
+    const snapshot = resumeSnapshot(await store.snapshots(r.id), await store.journal(r.id));
+    if (!snapshot) continue;
+    await restoreSnapshot(store, snapshot, root);
+    return [{ type: "workspace.restored", data: { action: "inherited", fromRun: r.id, fromTurn: r.turn, seq: snapshot.seq, step: snapshot.stepId, workspace: root } }];
+  }
+  return [];
 }
