@@ -19,6 +19,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { EventView, RunInfo, Stead, StepView } from "../src/index.js";
 import { SETTLED, poll, useSandbox, type EffectLine, type RunToStart, type Sandbox, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { reply, startProviderServer, type ProviderServer, type RecordedRequest, type Reply, type WireMessage } from "./helpers/provider-server.js";
+import { seeded } from "./helpers/seeded.js";
 
 const AGENTS = fileURLToPath(new URL("./fixtures/agents-crash/agents.mjs", import.meta.url));
 const DIST_AGENT = fileURLToPath(new URL("../dist/agent/definition.js", import.meta.url));
@@ -489,17 +490,6 @@ function filesOf(id: string): Record<string, string> {
   );
 }
 
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The editor's journal: its model calls and tool calls in order (the crash-free run is checked against it). */
 const EDITOR_STEPS = ["model-1", "tool:read_1", "model-2", "tool:write_1", "tool:write_2", "model-3", "tool:read_2", "model-4", "tool:write_3", "model-5"];
@@ -519,7 +509,7 @@ describe("an agent editing files, killed at a seeded crash point", () => {
   const cases: { label: string; point: string }[] =
     SEEDS[0] === "all"
       ? EDITOR_POINTS.map((point) => ({ label: "every point", point }))
-      : SEEDS.map((seed) => ({ label: `seed ${seed}`, point: EDITOR_POINTS[Math.floor(prng(Number(seed))() * EDITOR_POINTS.length)] as string }));
+      : SEEDS.map((seed) => ({ label: `seed ${seed}`, point: EDITOR_POINTS[Math.floor(seeded(Number(seed))() * EDITOR_POINTS.length)] as string }));
 
   it.each(cases)("$label, $point: resumed, it ends with exactly the files of a crash-free run, each tool call ran once", async ({ point }) => {
     script(editorScript);

@@ -15,6 +15,7 @@ import { expect, it } from "vitest";
 import { type Stead } from "../src/index.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { checkRuns, completeAll, gather, readLog } from "./fixtures/pg/checks.js";
+import { seeded } from "./helpers/seeded.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
 const RUNS = 300;
@@ -27,17 +28,6 @@ const LEASE_MS = 1500;
 /** Every fourth chaos action (the third, seventh, …) freezes a worker (SIGSTOP, then SIGCONT) instead of killing it. */
 const FREEZE_MS = 2 * LEASE_MS;
 
-/** mulberry32: a small seeded generator, so a failing schedule can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let box: Sandbox;
 let stead: Stead;
