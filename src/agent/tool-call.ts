@@ -1,10 +1,10 @@
-import { safeValidateTypes } from "@ai-sdk/provider-utils";
 import { StepFailedError, errorMessage } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
 import { OUTCOME_UNKNOWN } from "../engine/holds.js";
 import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
 import type { AgentDefinition } from "./definition.js";
 import type { LoopDriver } from "./driver.js";
+import { schemaLib } from "./schema-lib.js";
 import { INTERRUPTED_RESULT, errorOutput, valueOutput, type ResponsePart, type ToolResult } from "./messages.js";
 import type { AnyTool, ToolContext } from "./tool.js";
 
@@ -63,6 +63,7 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
   } catch (e) {
     return result(errorOutput(`the arguments of ${call.toolName} are not valid JSON (${errorMessage(e)}); send a JSON object matching its schema`));
   }
+  const { safeValidateTypes } = schemaLib();
   const checked = await safeValidateTypes({ value: input, schema: t.schema });
   if (!checked.success) return result(errorOutput(`invalid arguments for ${call.toolName}: ${errorMessage(checked.error)}`));
   input = checked.value;

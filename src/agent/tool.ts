@@ -1,4 +1,5 @@
-import { asSchema, type FlexibleSchema, type Schema } from "@ai-sdk/provider-utils";
+import type { FlexibleSchema, Schema } from "@ai-sdk/provider-utils";
+import { schemaLib } from "./schema-lib.js";
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
@@ -57,7 +58,7 @@ export function tool<I, O>(options: ToolOptions<I, O>): ToolDefinition<I, O> {
   if (options.input === undefined || options.input === null) {
     throw new SteadError("STEAD_BAD_INPUT", "tool() needs an input schema", { fix: "pass input: z.object({}) for a tool without arguments" });
   }
-  const schema = asSchema(options.input);
+  const schema = schemaLib().asSchema(options.input);
   const js = schema.jsonSchema;
   if (typeof (js as { then?: unknown }).then === "function") {
     throw new SteadError("STEAD_BAD_INPUT", "the tool's input schema only gives its JSON Schema asynchronously", {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import { createRequire } from "node:module";
+import type pg from "pg";
 import { SteadError } from "../../errors.js";
 import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
@@ -95,7 +96,7 @@ export class PostgresStore implements Store {
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
       application_name: "stead",
     };
-    this.pool = new pg.Pool({ ...this.config, max: options.poolSize ?? 10 });
+    this.pool = new (pgLib().Pool)({ ...this.config, max: options.poolSize ?? 10 });
     // An idle connection dropped by a server restart must not crash the process; the next
     // query gets a fresh connection.
     this.pool.on("error", () => undefined);
@@ -548,7 +549,7 @@ export class PostgresStore implements Store {
    * the connection and releases the lock: other workers see it gone at once.
    */
   async attachWorker(workerId: string, onWake: () => void): Promise<WorkerAttachment> {
-    const client = new pg.Client(this.config);
+    const client = new (pgLib().Client)(this.config);
     let resolveLost!: (e: unknown) => void;
     const lost = new Promise<unknown>((r) => (resolveLost = r));
     client.on("error", (e) => resolveLost(e));
@@ -846,4 +847,12 @@ function candidatesSql(columns: string, only: string): string {
       AND ${earlierTurnsEnded("r0")}
       ${only}
     ORDER BY created_at, id LIMIT $2`;
+}
+
+let pgLoaded: typeof pg | undefined;
+
+/** The driver, loaded when a Postgres store is opened: an SQLite-only process never pays its import. */
+function pgLib(): typeof pg {
+  pgLoaded ??= createRequire(import.meta.url)("pg") as typeof pg;
+  return pgLoaded;
 }
