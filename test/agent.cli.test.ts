@@ -3,6 +3,7 @@
  * approvals with edits and scope, sessions, and `why` on a quota park. Runs are parked in-process
  * on the same SQLite file, then answered through the CLI.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -162,6 +163,16 @@ describe("stead send / stead sessions", () => {
         ["user", "and then?"],
       ],
     ]);
+  });
+
+  it("send that refuses (no such session, an --agent file that does not exist) creates no store", async () => {
+    const dir = tempDir();
+    const unknown = await cli(["send", "s-none", "hello"], dir);
+    expect(unknown.code).toBe(2);
+    const missing = await cli(["send", "s-none", "hello", "--agent", "./nope.ts"], dir);
+    expect(missing.code).toBe(2);
+    expect(lines(missing.stderr)).toEqual([expect.stringMatching(/^stead: no file \.\/nope\.ts/)]);
+    expect(existsSync(join(dir, ".stead"))).toBe(false);
   });
 });
 

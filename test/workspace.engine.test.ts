@@ -111,7 +111,7 @@ describe("snapshots at journal positions", () => {
     expect(await stead.store.snapshots(bare.id)).toEqual([]);
   });
 
-  it("a workflow: effect steps are captured, plain steps are not", async () => {
+  it("a workflow: plain and effect steps are both captured, each at its own position", async () => {
     const dir = workspaceDir(SEED);
     const wf = workflow("ws-plain-and-effect", { version: "1" }, async (ctx, root: string) => {
       await ctx.step("plain", () => writeFileSync(join(root, "plain.txt"), "p"));
@@ -124,10 +124,28 @@ describe("snapshots at journal positions", () => {
     const snaps = await stead.store.snapshots(run.id);
     expect(snaps.map((s) => [s.stepId, s.source])).toEqual([
       [null, "start"],
+      ["plain", "step"],
       ["effect", "step"],
     ]);
-    // The effect step's snapshot also holds what the plain step before it wrote.
-    expect(snaps[1]?.filesChanged).toBe(2);
+    expect(snaps.map((s) => s.filesChanged)).toEqual([3, 1, 1]);
+  });
+
+  it("a plain step's files survive a resume (after a wait) under the default policy: nothing completed is put back", async () => {
+    const dir = workspaceDir(SEED);
+    const wf = workflow("ws-plain-then-wait", { version: "1" }, async (ctx, root: string) => {
+      await ctx.step("write", () => writeFileSync(join(root, "b.txt"), "b"));
+      await ctx.signal("go");
+      return ctx.step("look", () => existsSync(join(root, "b.txt")));
+    });
+    const stead = h.create();
+    const parked = await stead.run(wf, dir, { ...FAST_FOLLOW, workspace: dir });
+    expect(parked.status).toBe("waiting");
+    await stead.signal(parked.id, "go", null);
+    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    expect(done.status).toBe("completed");
+    expect(done.output).toBe(true);
+    const restored = (await eventsOf(stead, parked.id, "workspace.restored")).map((e) => e.data.action);
+    expect(restored).toEqual(["unchanged"]);
   });
 });
 
@@ -292,7 +310,7 @@ describe("checkpoint metadata", () => {
     expect(ns[0]).toBeLessThan(ns[1] ?? 0);
     expect(ns[1]).toBeLessThan(ns[2] ?? 0);
     const snaps = await stead.store.snapshots(id);
-    expect(snaps.map((s) => s.stepId)).toEqual([null, "one", "three"]);
+    expect(snaps.map((s) => s.stepId)).toEqual([null, "one", "two", "three"]);
     for (const s of snaps) expect(JSON.parse(s.checkpoint ?? "null")).toMatchObject({ image: "sandbox:v7", apiToken: "[redacted]" });
     const dump = JSON.stringify({ journal, snaps, events: await stead.store.events({ runId: id }) });
     for (const secret of ["tok-123", "hunter2"]) expect(dump).not.toContain(secret);

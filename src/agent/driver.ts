@@ -18,6 +18,8 @@ export interface LoopDriver {
   approval(name: string, request: unknown): Promise<unknown>;
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;
   emit(events: EventWrite[]): Promise<void>;
+  /** History only: whether the journal has an outcome for this step or wait id. */
+  recorded?(id: string): boolean;
 }
 
 /** Thrown by a history driver where the earlier turn's journal ends (the turn was cut off there). */

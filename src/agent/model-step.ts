@@ -46,7 +46,9 @@ async function tryModels(def: AgentDefinition, driver: LoopDriver, info: StepInf
       }
       last = { model, failure };
       if (failure.kind === "fatal") {
-        throw new SteadError("STEAD_PROVIDER_REJECTED", `model ${name} refused the call: ${describeFailure(failure)}`, {
+        // A status means the provider answered; without one the call failed on this side (a model wrapper, a bad setting).
+        const what = failure.status === null ? `the call to model ${name} failed` : `model ${name} refused the call`;
+        throw new SteadError("STEAD_PROVIDER_REJECTED", `${what}: ${describeFailure(failure)}`, {
           runId: info.runId,
           stepId: info.stepId,
           status: failure.status,

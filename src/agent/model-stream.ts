@@ -72,6 +72,8 @@ export async function streamOnce(model: LanguageModelV3, options: Omit<LanguageM
       }
     }
   } catch (e) {
+    // Ends the request too: a stream that failed mid-way must not keep its connection open.
+    if (!ctl.signal.aborted) ctl.abort(e);
     if (idleFired) throw new StreamIdleError(hooks.idleTimeoutMs);
     throw e;
   } finally {

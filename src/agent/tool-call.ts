@@ -51,6 +51,10 @@ export function callKey(state: ToolState, toolCallId: string, modelCall: number)
  */
 export async function callTool(def: AgentDefinition, driver: LoopDriver, call: Call, key: string, state: ToolState, beforeStep: () => void): Promise<ToolResult> {
   const result = (output: ToolResult["output"]): ToolResult => ({ toolCallId: call.toolCallId, toolName: call.toolName, output });
+  if (!driver.live) {
+    const replayed = await fromJournal(driver, call, key, result);
+    if (replayed) return replayed;
+  }
   const tools = def.config.tools ?? {};
   const t: AnyTool | undefined = Object.prototype.hasOwnProperty.call(tools, call.toolName) ? tools[call.toolName] : undefined;
   if (!t) {
@@ -117,6 +121,8 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
           if (size > driver.payloadLimit) return toolError(`the result of ${call.toolName} is ${size} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)`);
           return value;
         } catch (e) {
+          // The execution ended under the tool: its abort is not the tool's outcome (the engine drops it).
+          if (driver.signal.aborted) throw e;
           const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
           if (fatal) throw e;
           return toolError(errorMessage(e));
@@ -129,6 +135,31 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
     if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return result(errorOutput(INTERRUPTED_RESULT));
     throw e;
   }
+}
+
+/**
+ * An earlier turn's call, read back as it was recorded: the agent's tools, schemas or approval
+ * rules may have changed since (a session takes a new definition at a turn boundary), and the
+ * history must be what the model saw then. Undefined: nothing recorded (derive as a live run would).
+ */
+async function fromJournal(driver: LoopDriver, call: Call, key: string, result: (o: ToolResult["output"]) => ToolResult): Promise<ToolResult | undefined> {
+  const stepId = `tool:${key}`;
+  if (driver.recorded?.(stepId)) {
+    try {
+      const out = await driver.step<unknown>(stepId, { kind: "tool" }, () => undefined);
+      const failed = asToolError(out);
+      return result(failed === undefined ? valueOutput(out) : errorOutput(failed));
+    } catch (e) {
+      if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return result(errorOutput(INTERRUPTED_RESULT));
+      throw e;
+    }
+  }
+  const wait = `approve:${key}`;
+  if (driver.recorded?.(wait)) {
+    const d = (await driver.approval(wait, null)) as ToolDecision;
+    if (!d.approved) return result({ type: "execution-denied", reason: `denied${d.by ? ` by ${d.by}` : ""}${d.reason ? `: ${d.reason}` : ""}` });
+  }
+  return undefined;
 }
 
 async function decide(driver: LoopDriver, call: Call, key: string, t: AnyTool, input: unknown): Promise<ToolDecision> {

@@ -514,8 +514,9 @@ export class Execution {
       });
       crashPoint("after-intent", [stepId]);
     }
-    // Model calls change no files: only tool calls and effects are captured.
-    const ws = (effect || kind === "tool") && kind !== "model" ? this.ws : undefined;
+    // Every step that may change files is captured (model calls change none): a resume restores
+    // the last completed step's snapshot, which must hold what every step before it wrote.
+    const ws = kind !== "model" ? this.ws : undefined;
     const settle = ws?.settle(seq, stepId, async (parts) => {
       if (this.state === "finished") return false;
       await this.write({ ...(parts.snapshots.length ? { snapshots: parts.snapshots } : {}), events: parts.events });
@@ -540,6 +541,9 @@ export class Execution {
       }
     }
     await settle?.stop();
+    // Ended meanwhile (forced stop, lease lost): a failure now is most likely the abort the step saw
+    // through the execution's signal, not its outcome. Journaled, it would replay as a real failure.
+    if (failed && this.isFinished()) return never();
     if (effect) crashPoint("after-effect", [stepId]);
     let output: string | null = null;
     if (!failed) {

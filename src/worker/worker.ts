@@ -290,6 +290,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const now = Date.now();
     // Runs backing off still come first in claim order: look past them, or they would take every slot.
     const candidates = await this.store.claimable({ definitions: [...this.byName.keys()], limit: limit + this.hookBackoff.size, now, ...(this.runIds ? { runIds: this.runIds } : {}) });
+    // Backoffs of runs no claim took for a minute past their backoff (ended, taken elsewhere) are forgotten.
+    const present = new Set(candidates.map((c) => c.run.id));
+    for (const [id, b] of this.hookBackoff) if (!present.has(id) && b.until < now - 60_000) this.hookBackoff.delete(id);
     const ok: string[] = [];
     for (const c of candidates) {
       if (ok.length >= limit) break;

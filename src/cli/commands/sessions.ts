@@ -15,7 +15,10 @@ export function registerSessions(program: Command): void {
     .option("--name <agent>", "which agent, when the file exports several")
     .action(
       act(async (sessionId: string, text: string, o: { agent?: string; name?: string }, cmd: Command) => {
-        return withStead(cmd, true, async (stead) => {
+        // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
+        const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
+        // Without --agent the session must exist already: its store is not created.
+        return withStead(cmd, named !== undefined, async (stead) => {
           let file = o.agent;
           if (file === undefined) {
             await stead.ready();
@@ -27,8 +30,7 @@ export function registerSessions(program: Command): void {
             }
             file = last.module;
           }
-          const loaded = await loadFile(file);
-          const definition = pickWorkflow(loaded, file, o.name);
+          const definition = named ?? pickWorkflow(await loadFile(file), file, o.name);
           const { runId, turn } = await stead.session(definition, sessionId).send(text);
           print(`queued turn ${turn} of session ${sessionId} as run ${runId} (${definition.name}); a worker runs it: stead worker ${file}`);
           return EXIT.ok;
