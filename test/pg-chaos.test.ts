@@ -28,7 +28,6 @@ const LEASE_MS = 1500;
 /** Every fourth chaos action (the third, seventh, …) freezes a worker (SIGSTOP, then SIGCONT) instead of killing it. */
 const FREEZE_MS = 2 * LEASE_MS;
 
-
 let box: Sandbox;
 let stead: Stead;
 useSandbox(
