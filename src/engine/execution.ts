@@ -36,6 +36,12 @@ export interface ExecutionDeps {
   checkpoint?: () => string | null;
   /** What the worker did before this claim (restore hooks and their durations), for the `run.resumed` event. */
   resumed?: Record<string, unknown>;
+  /**
+   * Whether this claim's lease is known to be valid now: `true` at once when the last renewal is
+   * recent, else a promise of a renewal made now (false: the lease is gone and the execution was
+   * ended). Asked right before every step function, intent and reconcile (see `leaseHeld`).
+   */
+  checkLease?: () => true | Promise<boolean>;
 }
 
 const stepScope = new AsyncLocalStorage<StepInfo>();
@@ -460,6 +466,8 @@ export class Execution {
     const attempt = entry.attempt + 1;
     if (options.retry === "always") return this.track(this.live(stepId, seq, kind, options, fn, attempt, "retry: always"));
     if (options.reconcile) {
+      const held = this.leaseHeld(stepId);
+      if (held !== true && !(await held)) return never();
       let verdict;
       try {
         verdict = await options.reconcile(this.info(stepId, entry.attempt));
@@ -493,6 +501,21 @@ export class Execution {
     );
   }
 
+  /**
+   * Hazard: a worker frozen past its lease (SIGSTOP, a stalled VM, a long GC pause) may wake with
+   * another worker already past this step; starting the step's function then would repeat a
+   * completed side effect. So no step function, intent or reconcile starts without this check,
+   * and the caller starts it in the same synchronous turn when it passes: a freeze can still land
+   * in that one turn, and then the fence refuses the step's outcome.
+   */
+  private leaseHeld(stepId: string): boolean | Promise<boolean> {
+    crashPoint("before-step", [stepId]);
+    if (this.isFinished()) return false;
+    const check = this.deps.checkLease?.() ?? true;
+    if (check === true) return true;
+    return check.then((ok) => ok && !this.isFinished());
+  }
+
   private async live<T>(
     stepId: string,
     seq: number,
@@ -507,6 +530,8 @@ export class Execution {
     const ids = { runId: this.runId, stepId };
     const effect = kind === "effect" || options.effect === true;
     if (effect) {
+      const held = this.leaseHeld(stepId);
+      if (held !== true && !(await held)) return never();
       crashPoint("before-intent", [stepId]);
       await this.write({
         steps: [{ seq, stepId, kind, status: "intent", attempt, startedAt }],
@@ -528,6 +553,8 @@ export class Execution {
     let failure: unknown;
     let failed = false;
     for (let t = 1; ; t++) {
+      const held = this.leaseHeld(stepId);
+      if (held !== true && !(await held)) return never();
       try {
         value = await stepScope.run(info, () => fn(info));
         failed = false;

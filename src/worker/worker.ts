@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
@@ -56,18 +57,49 @@ export interface WorkerEvents {
   error: [error: unknown];
 }
 
+/** When a lease was last known good: the send time of its claim or last successful renewal, on both clocks. */
+interface LeaseStamp {
+  wall: number;
+  mono: number;
+}
+
+interface Active {
+  exec: Execution;
+  renewed: LeaseStamp;
+  /** A renewal asked for by the execution (its lease looked stale before a step), shared by concurrent asks. */
+  renewal?: Promise<boolean>;
+}
+
+const stamp = (): LeaseStamp => ({ wall: Date.now(), mono: performance.now() });
+
+/**
+ * Time since `s`, by whichever clock shows more: the monotonic clock stops while a VM is
+ * suspended, and the wall clock may be set back; neither alone may be trusted to say a lease is fresh.
+ */
+const since = (s: LeaseStamp): number => Math.max(Date.now() - s.wall, performance.now() - s.mono);
+
+/**
+ * A lease younger than this share of its length is used without asking the store: the heartbeat
+ * renews every third of it, so a healthy worker never renews on demand.
+ */
+const FRESH_SHARE = 0.5;
+
 /**
  * A worker claims runnable runs under leases, executes them, renews all its leases in one
  * statement per heartbeat, and sweeps timers and dead owners' leases.
  *
- * Invariant: a run is executed only while its lease is held; when a renewal does not return a run,
- * or no renewal has succeeded for a whole lease period, that run's execution is ended at once.
+ * Invariants:
+ * - A run is executed only while its lease is held; when a renewal does not return a run, or no
+ *   renewal has succeeded for 3/4 of the lease, that run's execution is ended at once.
+ * - No step function starts on a lease older than half its length (by either clock) without a
+ *   renewal first: a worker woken from a freeze stops the run instead of repeating a step the new
+ *   owner has completed (see Execution.leaseHeld).
  */
 export class Worker extends EventEmitter<WorkerEvents> {
   private ownerNow: Owner;
   private attachment: WorkerAttachment | undefined;
   private readonly committer: GroupCommitter;
-  private readonly active = new Map<string, { exec: Execution; renewedAt: number }>();
+  private readonly active = new Map<string, Active>();
   private readonly byName: Map<string, AnyDefinition>;
   private readonly concurrency: number;
   private readonly leaseMs: number;
@@ -237,6 +269,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const owner = this.ownerNow;
       if (free > 0 && this.state === "running" && this.present()) {
         const runIds = this.options.restoreHooks?.length ? await this.restoreFirst(free) : this.runIds;
+        const sent = stamp();
         const claimed =
           runIds && runIds.length === 0
             ? []
@@ -249,7 +282,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
                 ...(runIds ? { runIds } : {}),
               });
         // Claimed under an identity lost meanwhile: its leases are a gone owner's, taken over by the sweep.
-        if (owner === this.ownerNow) for (const c of claimed) this.execute(c);
+        if (owner === this.ownerNow) for (const c of claimed) this.execute(c, sent);
         this.hookReports.clear();
       }
     } catch (e) {
@@ -316,14 +349,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return ok;
   }
 
-  private execute(claimed: ClaimedRun): void {
+  private execute(claimed: ClaimedRun, sent: LeaseStamp): void {
     const def = this.byName.get(claimed.run.definition);
     if (!def) return;
     const hooks = this.hookReports.get(claimed.run.id);
     this.hookReports.delete(claimed.run.id);
     const meta = this.options.checkpointMetadata;
     const redact = this.options.redact ?? redactSecrets;
-    const exec = new Execution(claimed, def, {
+    const exec: Execution = new Execution(claimed, def, {
       owner: this.owner,
       commit: (unit) => this.committer.commit(unit),
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
@@ -332,11 +365,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       ...(this.options.workspace ? { workspace: this.options.workspace } : {}),
       ...(meta ? { checkpoint: () => encodeCheckpoint(meta(), redact, claimed.run.id) } : {}),
       ...(hooks ? { resumed: { hooks } } : {}),
+      checkLease: (): true | Promise<boolean> => this.checkLease(claimed.run.id, exec),
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.
     this.active.get(claimed.run.id)?.exec.abort("lease-lost");
-    this.active.set(claimed.run.id, { exec, renewedAt: Date.now() });
+    this.active.set(claimed.run.id, { exec, renewed: sent });
     this.emit("claimed", claimed.run.id);
     void exec.start().then((outcome) => {
       if (this.active.get(claimed.run.id)?.exec === exec) this.active.delete(claimed.run.id);
@@ -352,11 +386,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.active.size === 0 || this.renewing) return;
     this.renewing = true;
     const leases = [...this.active.values()].map((a) => ({ runId: a.exec.runId, fence: a.exec.fence }));
-    const now = Date.now();
+    const sent = stamp();
     try {
-      const renewed = new Set(await this.store.renewLeases(this.owner.workerId, leases, this.leaseMs, now));
+      const renewed = new Set(await this.store.renewLeases(this.owner.workerId, leases, this.leaseMs, sent.wall));
       for (const [runId, a] of this.active) {
-        if (renewed.has(runId)) a.renewedAt = now;
+        if (renewed.has(runId)) a.renewed = sent;
         else if (leases.some((l) => l.runId === runId && l.fence === a.exec.fence)) a.exec.abort("lease-lost");
       }
     } catch (e) {
@@ -370,8 +404,34 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Stops runs whose lease was not renewed for 3/4 of its length: past expiry another worker may own them. */
   private abortStale(): void {
     for (const a of this.active.values()) {
-      if (Date.now() - a.renewedAt >= this.leaseMs * 0.75) a.exec.abort("lease-lost");
+      if (since(a.renewed) >= this.leaseMs * 0.75) a.exec.abort("lease-lost");
     }
+  }
+
+  /** The execution's question before a step (ExecutionDeps.checkLease). */
+  private checkLease(runId: string, exec: Execution): true | Promise<boolean> {
+    const a = this.active.get(runId);
+    if (!a || a.exec !== exec) return Promise.resolve(false);
+    if (since(a.renewed) < this.leaseMs * FRESH_SHARE) return true;
+    a.renewal ??= this.renewNow(a).finally(() => (a.renewal = undefined));
+    return a.renewal;
+  }
+
+  /** Renews one lease at once; a lease the store no longer gives this worker ends the execution. */
+  private async renewNow(a: Active): Promise<boolean> {
+    const sent = stamp();
+    try {
+      const renewed = await this.store.renewLeases(this.owner.workerId, [{ runId: a.exec.runId, fence: a.exec.fence }], this.leaseMs, sent.wall);
+      if (renewed.includes(a.exec.runId)) {
+        a.renewed = sent;
+        return true;
+      }
+    } catch (e) {
+      this.report(e);
+    }
+    // Not renewed, or not known to be: the run may be another worker's now, so no user code runs.
+    a.exec.abort("lease-lost");
+    return false;
   }
 
   /**

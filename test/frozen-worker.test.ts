@@ -1,0 +1,111 @@
+/**
+ * A worker frozen past its lease must not start a step the run's new owner has completed.
+ *
+ * The fsynced side-effect log orders every process's lines: a step function logs `start` (with a
+ * nonce) before its effect and `done` (same nonce) after it; the journal's output names the nonce
+ * whose outcome was committed. A `start` of a step after the `done` line of its committed
+ * execution is a completed step's function running again: the failure these tests look for.
+ *
+ * - Deterministic: the worker freezes itself (SIGSTOP at the `before-step` crash point) right
+ *   before a step starts; another worker takes the run over and completes it; once continued, the
+ *   frozen worker must not start that step.
+ * - From outside: two busy workers, one frozen (SIGSTOP) well past its lease while the other takes
+ *   its runs over, then continued (SIGCONT).
+ * Both on SQLite and on Postgres.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { type Stead } from "../src/index.js";
+import { Sandbox, useSandbox, type WorkerConfig } from "./fixtures/crash/harness.js";
+import { readLog, type LogLine } from "./fixtures/pg/checks.js";
+
+const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
+
+/** Steps whose function started again after the execution whose outcome was committed had finished. */
+async function restartedAfterCommit(stead: Stead, runIds: readonly string[], log: readonly LogLine[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const id of runIds) {
+    for (const s of await stead.journal(id)) {
+      const nonce = (s.output as { n?: string } | undefined)?.n;
+      if (s.status !== "completed" || !nonce) continue;
+      const committed = log.find((l) => l.runId === id && l.stepId === s.id && l.phase === "done" && l.nonce === nonce);
+      if (!committed) {
+        problems.push(`${id} ${s.id}: the committed nonce ${nonce} has no done line`);
+        continue;
+      }
+      for (const l of log) {
+        if (l.runId === id && l.stepId === s.id && l.phase === "start" && l.index > committed.index) {
+          problems.push(`${id} ${s.id}: started again by pid ${l.pid} (attempt ${l.attempt}) after pid ${committed.pid} completed it`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+for (const store of ["sqlite", "postgres"] as const) {
+  describe(`a worker frozen past its lease (${store})`, () => {
+    let box: Sandbox;
+    let stead: Stead;
+    useSandbox(
+      (b, s) => {
+        box = b;
+        stead = s;
+      },
+      store === "postgres" ? { postgres: "frozen" } : {},
+    );
+    const config = (extra: WorkerConfig): WorkerConfig => ({ workflows: WORKFLOWS, pollMs: 20, ...extra });
+
+    it("frozen right before a step starts, it does not start that step once the new owner has completed it", async () => {
+      const input = { steps: 3, logStarts: true };
+      const zombie = box.spawn(config({ leaseMs: 1000, start: [{ id: "f1", workflow: "many", input }] }), { crashAt: "before-step:s01", crashSignal: "SIGSTOP" });
+      await zombie.stopped();
+      const frozenAt = readLog(box.log);
+      expect(frozenAt.map((l) => `${l.stepId} ${l.phase} ${l.pid}`)).toEqual([`s00 start ${zombie.pid}`, `s00 done ${zombie.pid}`]);
+
+      // Alive and on this host, the frozen owner is no dead owner: the taker waits out its lease.
+      const taker = box.spawn(config({ leaseMs: 1000 }));
+      const run = await stead.waitFor("f1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+      expect(run.lease).toBeNull();
+
+      zombie.child.kill("SIGCONT");
+      const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "f1", "the frozen worker's outcome once continued");
+      expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+      expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
+      expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+
+      const log = readLog(box.log);
+      expect(log.filter((l) => l.pid === zombie.pid).map((l) => `${l.stepId} ${l.phase}`)).toEqual(["s00 start", "s00 done"]);
+      expect(log.filter((l) => l.stepId !== "s00").map((l) => `${l.stepId} ${l.phase} ${l.pid}`)).toEqual([
+        `s01 start ${taker.pid}`,
+        `s01 done ${taker.pid}`,
+        `s02 start ${taker.pid}`,
+        `s02 done ${taker.pid}`,
+      ]);
+      expect(await restartedAfterCommit(stead, ["f1"], log)).toEqual([]);
+    });
+
+    it("frozen from outside for well past its lease while busy, once continued it starts no step the other worker completed", async () => {
+      const ids = Array.from({ length: 6 }, (_, i) => `b${i}`);
+      const input = { steps: 60, delayMs: 15, jitterMs: 20, logStarts: true };
+      const busy = box.spawn(config({ leaseMs: 1500, concurrency: ids.length, start: ids.map((id) => ({ id, workflow: "many", input })) }));
+      await busy.started();
+      await box.waitForEffect((l) => l.stepId === "s05" && l.phase === "done", "the runs to be under way", 20_000);
+      const other = box.spawn(config({ leaseMs: 1500, concurrency: ids.length }));
+      await other.ready();
+      busy.child.kill("SIGSTOP");
+      // Past its lease, and long enough for the other worker to take every run over and finish steps.
+      await new Promise((r) => setTimeout(r, 4500));
+      busy.child.kill("SIGCONT");
+      for (const id of ids) await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
+      expect(await busy.terminate(20_000)).toEqual({ code: 0, signal: null });
+      expect(await other.terminate(20_000)).toEqual({ code: 0, signal: null });
+
+      const log = readLog(box.log);
+      // The freeze mattered: the other worker completed steps of runs the frozen one had claimed.
+      const claimedByOther = (await Promise.all(ids.map((id) => stead.events({ runId: id })))).flat().filter((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
+      expect(claimedByOther.length).toBeGreaterThan(0);
+      expect(await restartedAfterCommit(stead, ids, log)).toEqual([]);
+    }, 90_000);
+  });
+}
