@@ -4,7 +4,7 @@ import type { Stead } from "../engine/stead.js";
 import type { RunInfo } from "../engine/views.js";
 import { print } from "./context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { describeEvent, json } from "./format.js";
+import { describeEvent, describeStorage, json } from "./format.js";
 
 /**
  * SIGINT/SIGTERM handling for a foreground process: the first signal calls `onFirst` (a graceful
@@ -89,6 +89,7 @@ export async function followForeground(
         if (text !== null) print(`  ${e.runId === runId ? "" : `[${e.runId}] `}${text}`);
       },
       onError: (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`),
+      onStorage: (r) => process.stderr.write(`stead: ${describeStorage(r)}\n`),
     });
   } finally {
     off();

@@ -1,4 +1,5 @@
 import { formatDuration } from "../engine/durations.js";
+import type { StorageReport } from "../worker/storage-guard.js";
 import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
 
 /** Left-aligned columns separated by two spaces; cells are made single-line. */
@@ -129,6 +130,19 @@ export function describeEvent(e: EventView, brief = false): string | null {
       return `forked as ${str(d.fork)} (reusing ${str(d.reused)} entries)`;
     default:
       return brief ? null : `${e.type} ${truncate(JSON.stringify(d), 160)}`;
+  }
+}
+
+/** One stderr line for a worker's report on the store's room to write. */
+export function describeStorage(r: StorageReport, now = Date.now()): string {
+  const since = `${new Date(r.since).toISOString()}`;
+  switch (r.state) {
+    case "full":
+      return `storage full since ${since}: ${r.error}; claims paused, runs whose writes failed are handed back and continue by themselves when space returns`;
+    case "still-full":
+      return `storage still full since ${since} (${formatDuration(now - r.since)}): ${r.error}; ${r.heldRuns} run(s) wait for space`;
+    case "recovered":
+      return `storage recovered after ${formatDuration(r.at - r.since)} (${r.detail}): ${r.resumedRuns} run(s) continue`;
   }
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
 import { registerInspect } from "./commands/inspect.js";
@@ -7,7 +7,8 @@ import { registerRun } from "./commands/run.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerTransfer } from "./commands/transfer.js";
 import { registerWorkspace } from "./commands/workspace.js";
-import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
+import { EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
+import { oneLine, reportError } from "./report-error.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {
@@ -38,41 +39,6 @@ export function buildProgram(): Command {
   registerTransfer(program);
   registerWorkspace(program);
   return program;
-}
-
-interface ErrorLike {
-  name?: unknown;
-  code?: unknown;
-  message?: unknown;
-  fix?: unknown;
-  stack?: unknown;
-}
-
-/** A SteadError from any copy of this package (a user's workflow may load another). */
-function isSteadErrorLike(e: unknown): e is ErrorLike & { code: string; message: string } {
-  const x = e as ErrorLike | null;
-  return typeof x === "object" && x !== null && typeof x.code === "string" && x.code.startsWith("STEAD_") && typeof x.message === "string";
-}
-
-const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
-
-/** Writes the error on one stderr line and returns the exit code for it. */
-export function reportError(e: unknown): number {
-  if (e instanceof CliExit) return e.code;
-  if (e instanceof CommanderError) {
-    // Commander has printed its message (or the help) already.
-    if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return EXIT.ok;
-    return EXIT.refused;
-  }
-  if (isSteadErrorLike(e)) {
-    const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-    process.stderr.write(`stead: ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
-    return EXIT.refused;
-  }
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`stead: internal error: ${oneLine(message)}\n`);
-  if (process.env.STEAD_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
-  return EXIT.internal;
 }
 
 /** Parses `argv` and runs the command; resolves to the process exit code. */

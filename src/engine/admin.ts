@@ -5,6 +5,7 @@ import { resolveParent } from "./execution.js";
 import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "./holds.js";
 import { newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
+import { DEFAULT_HEADROOM_BYTES } from "../store/faults.js";
 import { resolveWaitUnit } from "./waits.js";
 import { toolDecisionFields } from "./tool-decisions.js";
 
@@ -186,6 +187,16 @@ export async function release(store: Store, runId: string, ref: string | undefin
       runId,
       fix: `choose one of: ${allowed.join(", ")}`,
     });
+  }
+  if (hold.kind === "storage") {
+    // Only room releases it: a person's retry while the store is still full would fail again at once.
+    const room = await store.checkStorage(DEFAULT_HEADROOM_BYTES);
+    if (!room.ok) {
+      throw new SteadError("STEAD_INVALID_STATE", `run ${runId} is held because its store cannot write, and it still cannot (${room.detail})`, {
+        runId,
+        fix: "free space where the store lives (or raise its size limit): the run then continues by itself",
+      });
+    }
   }
   if (o.choice === "result" && o.result === undefined) {
     throw new SteadError("STEAD_BAD_INPUT", "choice \"result\" needs the step's outcome", { runId, fix: "pass it as JSON with --result '{...}'" });

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SteadError, StepFailedError, errorMessage } from "../errors.js";
+import { isStorageFull } from "../store/faults.js";
 import type { ClaimedRun, EventWrite, HoldKind, Mutation, Owner, RunRow, StepKind, StepRow, StepWrite, Store, Unit, UnitResult, WaitOpen } from "../store/types.js";
 import type { ApprovalDecision, StepInfo, StepOptions, WorkflowContext } from "./context-types.js";
 import { crashPoint } from "./crash-points.js";
@@ -20,6 +21,8 @@ export type ExecutionOutcome =
   | { kind: "released" }
   | { kind: "requeued" }
   | { kind: "lease-lost" }
+  /** Ended because the store cannot write (full): the worker hands the run back (see StorageGuard). */
+  | { kind: "storage"; error: string }
   | { kind: "aborted"; error?: string };
 
 export interface ExecutionDeps {
@@ -112,9 +115,10 @@ export class Execution {
     return this.done;
   }
 
-  /** Ends the execution now, without writing (lease lost, forced shutdown). */
-  abort(kind: "lease-lost" | "aborted", error?: string): void {
-    this.finish(kind === "lease-lost" ? { kind } : { kind, ...(error ? { error } : {}) });
+  /** Ends the execution now, without writing (lease lost, a full store, forced shutdown). */
+  abort(kind: "lease-lost" | "aborted" | "storage", error?: string): void {
+    if (kind === "storage") this.finish({ kind, error: error ?? "the store cannot write" });
+    else this.finish(kind === "lease-lost" ? { kind } : { kind, ...(error ? { error } : {}) });
   }
 
   /** Graceful stop: let in-flight steps commit, then hand the run back as pending for any worker. */
@@ -288,7 +292,7 @@ export class Execution {
     try {
       r = await this.deps.commit(unit);
     } catch (e) {
-      this.finish({ kind: "aborted", error: `store write failed: ${errorMessage(e)}` });
+      this.finish(isStorageFull(e) ? { kind: "storage", error: errorMessage(e) } : { kind: "aborted", error: `store write failed: ${errorMessage(e)}` });
       return never();
     }
     if (!r.ok) {

@@ -30,3 +30,13 @@ export const OUTCOME_UNKNOWN = {
   code: "STEAD_OUTCOME_UNKNOWN",
   message: "interrupted: outcome unknown",
 };
+
+/** When the store became full, as a `storage` hold's details record it. */
+export function storageSince(details: string): number | undefined {
+  try {
+    const since = (JSON.parse(details) as { since?: unknown }).since;
+    return typeof since === "number" ? since : undefined;
+  } catch {
+    return undefined;
+  }
+}

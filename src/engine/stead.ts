@@ -5,6 +5,7 @@ import type { RunStatus, Store } from "../store/types.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
+import type { StorageReport } from "../worker/storage-guard.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
@@ -64,6 +65,8 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
   signal?: AbortSignal;
   /** Called with errors of the in-process worker (it keeps polling after them). */
   onError?: (e: unknown) => void;
+  /** Called when the in-process worker finds the store full, still full, or writable again. */
+  onStorage?: (report: StorageReport) => void;
 }
 
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
@@ -143,6 +146,16 @@ export class Stead {
     const worker = this.worker({ ...options, definitions, runIds: tree });
     // An EventEmitter "error" with no listener throws inside the worker's poll loop.
     worker.on("error", (e) => options.onError?.(e));
+    worker.on("storage", (r) => options.onStorage?.(r));
+    // The store vanished under the worker: following further would report nothing true.
+    let fatal: { error: unknown } | undefined;
+    const ended = new AbortController();
+    worker.once("fatal", (e) => {
+      fatal = { error: e };
+      ended.abort();
+    });
+    options.signal?.addEventListener("abort", () => ended.abort(), { once: true });
+    const signal = ended.signal;
     const followTimers = options.followTimersMs ?? 60_000;
     let lastEvent = options.eventsAfter ?? 0;
     const pollMs = options.pollMs ?? 100;
@@ -161,6 +174,7 @@ export class Stead {
     worker.start();
     try {
       for (;;) {
+        if (fatal) throw fatal.error;
         if (aborted()) {
           await worker.stop({ graceMs: options.graceMs ?? 30_000 });
           tree = await this.treeIds(runId);
@@ -176,7 +190,7 @@ export class Stead {
           await flushEvents();
           return runView(run);
         }
-        await delay(pollMs, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
+        await delay(pollMs, undefined, { signal }).catch(() => undefined);
       }
     } finally {
       await worker.stop({ graceMs: options.graceMs ?? 30_000 });

@@ -1,7 +1,8 @@
 import type { HoldRow, RunRow, StepRow, WaitRow } from "../store/types.js";
 import { formatDuration } from "./durations.js";
-import { HOLD_CHOICES } from "./holds.js";
+import { HOLD_CHOICES, storageSince } from "./holds.js";
 import { decodeError } from "./payload.js";
+
 
 export interface WayOut {
   what: string;
@@ -107,6 +108,17 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
     }
     case "held": {
       const open = holds.filter((h) => h.status === "open");
+      const storage = open.find((h) => h.kind === "storage");
+      if (storage && open.length === 1) {
+        const at = storageSince(storage.details) ?? storage.createdAt;
+        text = `Run ${run.id} (${run.definition}) is on hold: storage full since ${new Date(at).toISOString()} (${formatDuration(now - at)} ago): ${storageError(storage.details)}. It continues by itself once space returns: any worker for "${run.definition}" probes the store, and claims pause until then; ${lastStep(journal)}.`;
+        commands.push(
+          { what: "free space where the store lives (or raise its size limit); nothing else is needed", command: workerCommand(run) },
+          { what: "resume it now, once space is back (refused while the store is still full)", command: `stead release ${id} storage --choice retry` },
+          { what: "cancel it", command: `stead cancel ${id}` },
+        );
+        break;
+      }
       const parts = open.map((h) => {
         const ref = q(h.kind);
         for (const c of HOLD_CHOICES[h.kind]) {
@@ -141,6 +153,15 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       break;
   }
   return { runId: run.id, status: run.status, text, commands };
+}
+
+function storageError(details: string): string {
+  try {
+    const e = (JSON.parse(details) as { error?: unknown }).error;
+    return typeof e === "string" ? e : "the store could not write";
+  } catch {
+    return "the store could not write";
+  }
 }
 
 function toolCall(request: string | null): { tool: string; toolCallId: string; input: unknown; fingerprint: string } | null {

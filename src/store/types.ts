@@ -18,6 +18,10 @@
  * must pass the same conformance suite (`test/conformance/store-conformance.ts`).
  */
 
+import type { StorageCheck } from "./faults.js";
+
+export type { StorageCheck };
+
 export type RunStatus = "pending" | "running" | "waiting" | "held" | "paused" | "completed" | "failed" | "cancelled";
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
@@ -397,6 +401,7 @@ export interface EventFilter {
 export interface HoldFilter {
   runId?: string;
   status?: HoldStatus;
+  kind?: HoldKind;
 }
 
 export interface StoreInfo {
@@ -546,6 +551,19 @@ export interface Store {
    * snapshots (a run with fewer keeps all; 0 deletes them all). Returns how many were deleted.
    */
   pruneSnapshots(keepSteps: number): Promise<number>;
+  /**
+   * Whether a write of `needBytes` should succeed now (a full disk, a size limit). Asked by workers
+   * while runs are held `storage`; a store that cannot tell without writing probes with a write it
+   * rolls back.
+   */
+  checkStorage(needBytes: number): Promise<StorageCheck>;
+  /**
+   * Optional: frees room the store keeps aside for a full store's bookkeeping (the `storage` holds
+   * that tell people why runs stopped); false when there was none to free.
+   */
+  releaseReserve?(): Promise<boolean>;
+  /** Optional: puts that room aside again once space has returned (a no-op when it is in place). */
+  restoreReserve?(): Promise<void>;
   /** The store's clock in ms (the clock blob touches are marked with). */
   storeTime(): Promise<number>;
   /** Up to `limit` blobs last touched before `touchedBefore` (store clock), with hash above `after`, by hash. */

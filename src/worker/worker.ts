@@ -13,6 +13,8 @@ import { checkpointOf, DEFAULT_RESTORE_HOOK_TIMEOUT_MS, runRestoreHooks, type Re
 import type { WorkspaceOptions } from "../engine/run-workspace.js";
 import { encodeCheckpoint } from "../workspace/checkpoint.js";
 import { gcWorkspaces } from "../workspace/gc.js";
+import { DEFAULT_HEADROOM_BYTES, isStorageFull, isStoreLost } from "../store/faults.js";
+import { StorageGuard, type StorageReport } from "./storage-guard.js";
 
 export interface WorkerOptions {
   /** The definitions this worker can execute; it claims only runs of these. */
@@ -49,12 +51,22 @@ export interface WorkerOptions {
   restoreHooks?: readonly RestoreHook[];
   /** Per restore hook. Default 10 000 ms. */
   restoreHookTimeoutMs?: number;
+  /** After a write failed for lack of space: the room a probe must find before runs continue. Default 8 MiB. */
+  storageHeadroomBytes?: number;
+  /** How long the store may stay full before each affected run gets a `storage.full` event. Default 30 000 ms. */
+  storageAlertMs?: number;
+  /** How often a full store is probed for room. Default 1 000 ms. */
+  storageProbeMs?: number;
 }
 
 export interface WorkerEvents {
   outcome: [runId: string, outcome: ExecutionOutcome];
   claimed: [runId: string];
   error: [error: unknown];
+  /** The store's room to write changed: full (claims pause), still full, recovered. */
+  storage: [report: StorageReport];
+  /** The worker stopped for good: its store is gone (deleted or replaced under it). */
+  fatal: [error: unknown];
 }
 
 /** When a lease was last known good: the send time of its claim or last successful renewal, on both clocks. */
@@ -111,7 +123,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private ticking = false;
   private renewing = false;
   private tickAgain = false;
-  private state: "idle" | "running" | "stopping" | "stopped" = "idle";
+  private state: "idle" | "running" | "stopping" | "stopped" | "failed" = "idle";
+  private readonly storage: StorageGuard;
   private runIds: readonly string[] | undefined;
   /** Runs whose restore hooks failed: not tried again before this time. */
   private readonly hookBackoff = new Map<string, { until: number; failures: number }>();
@@ -143,6 +156,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(this.leaseMs / 3));
     this.pollMs = options.pollMs ?? 200;
     this.graceMs = options.graceMs ?? 30_000;
+    this.storage = new StorageGuard(store, {
+      headroomBytes: options.storageHeadroomBytes ?? DEFAULT_HEADROOM_BYTES,
+      alertMs: options.storageAlertMs ?? 30_000,
+      probeMs: options.storageProbeMs ?? 1000,
+      workerId: () => this.ownerNow.workerId,
+      report: (r) => this.emit("storage", r),
+      onError: (e) => this.report(e),
+    });
     this.committer = new GroupCommitter(store, {
       maxBatch: store.maxUnitsPerCommit ?? 500,
       // Only when armed: a store that must host a hook between its write and its COMMIT (Postgres)
@@ -186,6 +207,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   start(): this {
     if (this.state !== "idle") return this;
     this.state = "running";
+    this.storage.prepare().catch((e: unknown) => this.report(e));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     if (this.store.attachWorker) void this.attach();
     else this.kick();
@@ -257,7 +279,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state !== "running") return;
     this.ticking = true;
     try {
-      if (this.options.sweep !== false) {
+      await this.storage.tick();
+      if (this.options.sweep !== false && !this.storage.paused) {
         await wakeDueTimers(this.store, Date.now());
         await expireDeadOwners(this.store, this.owner.host);
         if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
@@ -267,7 +290,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Presence may be lost while this tick waits on the store (a database restart): a claim
       // under an identity whose liveness lock is not held is judged gone by every worker at once.
       const owner = this.ownerNow;
-      if (free > 0 && this.state === "running" && this.present()) {
+      if (free > 0 && this.state === "running" && this.present() && !this.storage.paused) {
         const runIds = this.options.restoreHooks?.length ? await this.restoreFirst(free) : this.runIds;
         const sent = stamp();
         const claimed =
@@ -286,6 +309,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.hookReports.clear();
       }
     } catch (e) {
+      this.storeFailed(e);
       this.report(e);
     } finally {
       this.ticking = false;
@@ -358,7 +382,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const redact = this.options.redact ?? redactSecrets;
     const exec: Execution = new Execution(claimed, def, {
       owner: this.owner,
-      commit: (unit) => this.committer.commit(unit),
+      commit: (unit) =>
+        this.committer.commit(unit).catch((e: unknown) => {
+          this.storeFailed(e);
+          throw e;
+        }),
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
       maxLostClaims: this.options.maxLostClaims ?? 3,
       store: this.store,
@@ -374,6 +402,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit("claimed", claimed.run.id);
     void exec.start().then((outcome) => {
       if (this.active.get(claimed.run.id)?.exec === exec) this.active.delete(claimed.run.id);
+      if (outcome.kind === "storage") this.storage.handBack(claimed.run.id, exec.fence);
       this.emit("outcome", claimed.run.id, outcome);
       this.kick();
     });
@@ -383,9 +412,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // Checked at every beat, not only when a renewal fails: a renewal on a connection that went
     // silent may hang long past the lease.
     this.abortStale();
-    if (this.active.size === 0 || this.renewing) return;
+    const handedBack = this.storage.leases();
+    if ((this.active.size === 0 && handedBack.length === 0) || this.renewing) return;
     this.renewing = true;
-    const leases = [...this.active.values()].map((a) => ({ runId: a.exec.runId, fence: a.exec.fence }));
+    const leases = [...[...this.active.values()].map((a) => ({ runId: a.exec.runId, fence: a.exec.fence })), ...handedBack];
     const sent = stamp();
     try {
       const renewed = new Set(await this.store.renewLeases(this.owner.workerId, leases, this.leaseMs, sent.wall));
@@ -393,7 +423,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (renewed.has(runId)) a.renewed = sent;
         else if (leases.some((l) => l.runId === runId && l.fence === a.exec.fence)) a.exec.abort("lease-lost");
       }
+      for (const l of handedBack) if (!renewed.has(l.runId)) this.storage.forget(l.runId);
     } catch (e) {
+      this.storeFailed(e);
       this.report(e);
       this.abortStale();
     } finally {
@@ -412,6 +444,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private checkLease(runId: string, exec: Execution): true | Promise<boolean> {
     const a = this.active.get(runId);
     if (!a || a.exec !== exec) return Promise.resolve(false);
+    // No step starts while the store cannot write: its outcome could not be recorded.
+    if (this.storage.paused) {
+      exec.abort("storage", "the store cannot write");
+      return Promise.resolve(false);
+    }
     if (since(a.renewed) < this.leaseMs * FRESH_SHARE) return true;
     a.renewal ??= this.renewNow(a).finally(() => (a.renewal = undefined));
     return a.renewal;
@@ -434,12 +471,33 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return false;
   }
 
+  /** Reacts to a store fault seen anywhere in the worker: a full store pauses it, a lost one ends it. */
+  private storeFailed(e: unknown): void {
+    if (isStorageFull(e)) this.storage.onFull(e);
+    else if (isStoreLost(e)) this.fail(e);
+  }
+
+  /**
+   * The store is gone (deleted or replaced under this process): nothing it writes from now on
+   * would ever be read, so every run stops here without writing and the worker ends for good.
+   */
+  private fail(e: unknown): void {
+    if (this.state === "failed" || this.state === "stopped") return;
+    this.state = "failed";
+    clearTimeout(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
+    for (const a of this.active.values()) a.exec.abort("aborted", e instanceof Error ? e.message : String(e));
+    void this.attachment?.detach();
+    this.attachment = undefined;
+    this.emit("fatal", e);
+  }
+
   /**
    * Graceful stop: claims nothing more; running steps may finish and commit within `graceMs`,
    * then each run is handed back as pending so another worker claims it at once.
    */
   async stop(options: { graceMs?: number } = {}): Promise<void> {
-    if (this.state === "stopped" || this.state === "stopping") return;
+    if (this.state === "stopped" || this.state === "stopping" || this.state === "failed") return;
     this.state = "stopping";
     clearTimeout(this.pollTimer);
     await this.tickDone;
@@ -480,6 +538,8 @@ export function describeOutcome(o: ExecutionOutcome): string {
       return `held (${o.hold}): ${o.reason}`;
     case "aborted":
       return `aborted${o.error ? `: ${o.error}` : ""}`;
+    case "storage":
+      return `handed back: ${o.error}`;
     default:
       return o.kind;
   }

@@ -6,7 +6,8 @@ import { describeOutcome } from "../../worker/worker.js";
 import { act, example, parseJsonArg, parsePositiveInt, print, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { followForeground, onInterrupt } from "../follow.js";
-import { clock } from "../format.js";
+import { clock, describeStorage } from "../format.js";
+import { reportError } from "../report-error.js";
 import { loadFile, loadFiles, pickWorkflow } from "../load.js";
 
 interface RunOptions {
@@ -73,11 +74,18 @@ export function registerRun(program: Command): void {
           w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
           w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
           w.on("error", (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`));
+          w.on("storage", (r) => process.stderr.write(`stead: ${describeStorage(r)}\n`));
           // The handlers stay installed until exit, so a second signal still exits at once.
           const stopped = new Promise<NodeJS.Signals>((resolve) => onInterrupt(resolve));
+          const fatal = new Promise<{ fatal: unknown }>((resolve) => w.once("fatal", (e) => resolve({ fatal: e })));
           w.start();
           print(`worker ${w.owner.workerId} started: ${definitions.map((d) => d.name).join(", ")} (store ${stead.store.location}, concurrency ${concurrency})`);
-          const signal = await stopped;
+          const signal = await Promise.race([stopped, fatal]);
+          if (typeof signal === "object") {
+            // The store is gone: every run stopped without writing; nothing more can be recorded.
+            reportError(signal.fatal);
+            return EXIT.store;
+          }
           print(`${signal}: stopping; runs in flight finish their current step and are handed back (signal again to exit at once)`);
           const inFlight = w.inFlight;
           await w.stop();

@@ -18,6 +18,11 @@ export function isConnectionError(e: unknown): boolean {
   return /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection|the database system is (starting up|shutting down)/i.test(msg);
 }
 
+/** The server could not write for lack of space (disk_full), or a file system said so. */
+export function isDiskFull(e: unknown): boolean {
+  return codeOf(e) === "53100" || /No space left on device/i.test(e instanceof Error ? e.message : "");
+}
+
 /** Worth retrying the whole operation: the server was unreachable, or the transaction hit a conflict. */
 export function isRetryable(e: unknown): boolean {
   const code = codeOf(e);

@@ -32,7 +32,8 @@ import type {
   WaitRow,
   WorkerAttachment,
 } from "../types.js";
-import { isConnectionError, isRetryable, describeConnectError, redactUrl } from "./faults.js";
+import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
+import { storageFull, type StorageCheck } from "../faults.js";
 import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
 
 export interface PostgresStoreOptions {
@@ -121,6 +122,7 @@ export class PostgresStore implements Store {
       try {
         return await fn();
       } catch (e) {
+        if (isDiskFull(e)) throw storageFull(this.location, e);
         if (this.closed || !isRetryable(e)) throw e;
         if (Date.now() >= deadline) throw describeConnectError(e, this.location);
         await sleep(Math.min(2000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2));
@@ -314,6 +316,10 @@ export class PostgresStore implements Store {
     if (filter.status !== undefined) {
       params.push(filter.status);
       where.push(`status = $${params.length}`);
+    }
+    if (filter.kind !== undefined) {
+      params.push(filter.kind);
+      where.push(`kind = $${params.length}`);
     }
     return (await this.query(`SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, params)).map(toHold);
   }
@@ -712,6 +718,32 @@ export class PostgresStore implements Store {
             [TERMINAL_STATUSES, keepSteps - 1],
           );
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Postgres cannot say how much room its disk has: this writes `needBytes` of incompressible rows
+   * into a table created inside a transaction, then rolls it all back. A full disk fails the
+   * table's file extension at once (disk_full), with nothing left behind either way.
+   */
+  async checkStorage(needBytes: number): Promise<StorageCheck> {
+    const rows = Math.max(1, Math.ceil(needBytes / 100));
+    return this.withRetry(async () => {
+      const client = await this.pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        await client.query("CREATE TABLE stead_storage_probe (d text)");
+        await client.query("INSERT INTO stead_storage_probe SELECT md5(g::text) || md5((g + 1)::text) FROM generate_series(1, $1::int) AS g", [rows]);
+        return { ok: true, freeBytes: null, detail: `a probe write of ${needBytes} bytes succeeded` };
+      } catch (e) {
+        broken = isConnectionError(e);
+        if (isDiskFull(e)) return { ok: false, freeBytes: null, detail: `a probe write of ${needBytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
+        throw e;
+      } finally {
+        if (!broken) await client.query("ROLLBACK").catch(() => undefined);
+        client.release(broken);
+      }
+    });
   }
 
   async storeTime(): Promise<number> {

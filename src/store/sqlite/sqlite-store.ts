@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, statfsSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
@@ -28,6 +28,7 @@ import type {
   WaitRow,
 } from "../types.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
+import { storageFull, storeLost, type StorageCheck } from "../faults.js";
 import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
@@ -44,6 +45,19 @@ export interface SqliteStoreOptions {
   synchronous?: "FULL" | "NORMAL";
   /** How long a writer waits for another process's write lock, in ms. Default 10 000. */
   busyTimeoutMs?: number;
+  /**
+   * A ceiling on the database file's size, in bytes (SQLite's page limit): a write that would pass
+   * it fails as a full disk does, and the worker holds its runs `storage` until space returns.
+   * Default: none.
+   */
+  maxSizeBytes?: number;
+  /**
+   * Room kept aside for the bookkeeping of a full store, in bytes (default 1 MiB; 0: none): a
+   * file `<store>-reserve` beside the store, and as many pages under `maxSizeBytes`. When a write
+   * fails for lack of space the worker releases it, so the runs' `storage` holds can still be
+   * written and people see why their runs stopped; it is put back once space returns.
+   */
+  reserveBytes?: number;
 }
 
 export const DEFAULT_SQLITE_PATH = ".stead/stead.db";
@@ -63,6 +77,10 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts = new Map<string, Database.Statement>();
   private closed = false;
+  /** The file this connection opened: a write checks the path still names it (see `written`). */
+  private readonly identity: { dev: bigint; ino: bigint } | undefined;
+  private readonly reserveBytes: number;
+  private readonly maxPages: number | undefined;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
@@ -83,9 +101,102 @@ export class SqliteStore implements Store {
       const info = this.readVersion();
       if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
       this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+      this.reserveBytes = Math.max(0, options.reserveBytes ?? 1024 * 1024);
+      if (options.maxSizeBytes !== undefined) {
+        this.maxPages = Math.max(1, Math.floor(options.maxSizeBytes / this.pageSize()));
+        this.limitPages(this.reserveBytes);
+      }
     } catch (e) {
       throw e instanceof SteadError ? e : notAStore(path, e);
     }
+    const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+    this.identity = st ? { dev: st.dev, ino: st.ino } : undefined;
+  }
+
+  /**
+   * Every write goes through here. Hazard: a store file deleted (or replaced) under an open
+   * connection still accepts writes, into a file no one else will ever read; so the path is checked
+   * before and after each write, and a write that may have landed in a vanished file is reported
+   * as lost, never as done. A write that fails for lack of space is STEAD_STORAGE_FULL.
+   */
+  private written<T>(fn: () => T): T {
+    this.assertSameFile();
+    let value: T;
+    try {
+      value = fn();
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "SQLITE_FULL") throw storageFull(this.location, e);
+      throw e;
+    }
+    this.assertSameFile();
+    return value;
+  }
+
+  private assertSameFile(): void {
+    if (!this.identity) return;
+    const st = statSync(this.location, { bigint: true, throwIfNoEntry: false });
+    if (!st) throw storeLost(this.location, "was deleted");
+    if (st.ino !== this.identity.ino || st.dev !== this.identity.dev) throw storeLost(this.location, "was replaced by another file");
+  }
+
+  private pageSize(): number {
+    return Number(this.db.pragma("page_size", { simple: true }));
+  }
+
+  /** The page limit of `maxSizeBytes`, less `reserve` bytes held back. */
+  private limitPages(reserve: number): void {
+    if (this.maxPages === undefined) return;
+    this.db.pragma(`max_page_count = ${Math.max(1, this.maxPages - Math.ceil(reserve / this.pageSize()))}`);
+  }
+
+  private get reservePath(): string {
+    return `${this.location}-reserve`;
+  }
+
+  /** Puts the reserve (file and pages) in place if it is missing; a full disk just leaves it missing. */
+  restoreReserve(): Promise<void> {
+    if (this.reserveBytes === 0) return Promise.resolve();
+    this.limitPages(this.reserveBytes);
+    if (existsSync(this.reservePath)) return Promise.resolve();
+    const partial = `${this.reservePath}.${process.pid}`;
+    try {
+      const fd = openSync(partial, "w", 0o600);
+      try {
+        const chunk = Buffer.alloc(64 * 1024, 0x52);
+        for (let n = 0; n < this.reserveBytes; n += chunk.length) writeSync(fd, chunk, 0, Math.min(chunk.length, this.reserveBytes - n));
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(partial, this.reservePath);
+    } catch {
+      rmSync(partial, { force: true });
+    }
+    return Promise.resolve();
+  }
+
+  /** Frees the reserve for a full store's bookkeeping; false when there was none left to free. */
+  releaseReserve(): Promise<boolean> {
+    if (this.reserveBytes === 0) return Promise.resolve(false);
+    this.limitPages(0);
+    const had = existsSync(this.reservePath);
+    rmSync(this.reservePath, { force: true });
+    return Promise.resolve(had || this.maxPages !== undefined);
+  }
+
+  /**
+   * Room to write, without writing: the file system's free space for unprivileged writers, and the
+   * page limit (`maxSizeBytes`) less the pages in use; pages on the free list count as room.
+   */
+  checkStorage(needBytes: number): Promise<StorageCheck> {
+    const fs = statfsSync(dirname(this.location));
+    const disk = Number(fs.bavail) * Number(fs.bsize);
+    const inUse = Number(this.db.pragma("page_count", { simple: true })) - Number(this.db.pragma("freelist_count", { simple: true }));
+    const byPages = this.maxPages === undefined ? Infinity : (this.maxPages - inUse) * this.pageSize();
+    const freeBytes = Math.max(0, Math.min(disk, byPages));
+    const detail = byPages < disk ? `${freeBytes} bytes left under the store's size limit` : `${freeBytes} bytes free on the file system of ${dirname(this.location)}`;
+    // The reserve must fit again too, or the next full disk would find none.
+    const reserve = this.reserveBytes > 0 && (this.maxPages !== undefined || !existsSync(this.reservePath)) ? this.reserveBytes : 0;
+    return Promise.resolve({ ok: freeBytes >= needBytes + reserve, freeBytes, detail });
   }
 
   private stmt(sql: string): Database.Statement {
@@ -131,21 +242,21 @@ export class SqliteStore implements Store {
     const info = this.readVersion();
     this.assertReadable(info);
     if (info.empty) {
-      this.db.transaction(() => {
+      this.written(() => this.db.transaction(() => {
         this.db.exec(`
           CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
           CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
         `);
         this.db.prepare("INSERT INTO stead_meta (key, value) VALUES ('marker', ?)").run(STORE_MARKER);
-      }).immediate();
+      }).immediate());
     }
     for (const m of MIGRATIONS) {
-      this.db.transaction(() => {
+      this.written(() => this.db.transaction(() => {
         const done = this.db.prepare("SELECT 1 FROM stead_migrations WHERE version = ?").get(m.version);
         if (done) return;
         this.db.exec(m.sql);
         this.db.prepare("INSERT INTO stead_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
-      }).immediate();
+      }).immediate());
     }
     return Promise.resolve();
   }
@@ -230,6 +341,10 @@ export class SqliteStore implements Store {
       where.push("status = ?");
       params.push(filter.status);
     }
+    if (filter.kind !== undefined) {
+      where.push("kind = ?");
+      params.push(filter.kind);
+    }
     const sql = `SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`;
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toHold));
   }
@@ -247,7 +362,7 @@ export class SqliteStore implements Store {
   }
 
   async createRun(run: NewRun, events: EventWrite[]): Promise<RunRow> {
-    const row = this.db.transaction(() => {
+    const row = this.written(() => this.db.transaction(() => {
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
           runId: run.id,
@@ -257,7 +372,7 @@ export class SqliteStore implements Store {
       const inserted = this.insertRun(run);
       this.insertEvents(run.id, events, run.createdAt);
       return inserted;
-    }).immediate();
+    }).immediate());
     return Promise.resolve(row);
   }
 
@@ -311,7 +426,7 @@ export class SqliteStore implements Store {
 
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     checkSnapshotWrites(units);
-    return Promise.resolve(this.commitTransaction().immediate(units, Date.now(), options.beforeCommit));
+    return Promise.resolve(this.written(() => this.commitTransaction().immediate(units, Date.now(), options.beforeCommit)));
   }
 
   private commitTx: Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => UnitResult[]> | undefined;
@@ -488,7 +603,7 @@ export class SqliteStore implements Store {
       }
       return out;
     });
-    return Promise.resolve(run.immediate());
+    return Promise.resolve(this.written(() => run.immediate()));
   }
 
   claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
@@ -510,12 +625,15 @@ export class SqliteStore implements Store {
 
   renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
     if (leases.length === 0) return Promise.resolve([]);
-    const rows = this.stmt(
-      `UPDATE runs SET lease_expires_at = ?
-       WHERE lease_owner = ? AND status = 'running'
-         AND (id, fence) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-       RETURNING id`,
-    ).all(now + leaseMs, owner, JSON.stringify(leases.map((l) => [l.runId, l.fence]))) as Raw[];
+    const rows = this.written(
+      () =>
+        this.stmt(
+          `UPDATE runs SET lease_expires_at = ?
+           WHERE lease_owner = ? AND status = 'running'
+             AND (id, fence) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+           RETURNING id`,
+        ).all(now + leaseMs, owner, JSON.stringify(leases.map((l) => [l.runId, l.fence]))) as Raw[],
+    );
     return Promise.resolve(rows.map((r) => String(r.id)));
   }
 
@@ -541,7 +659,7 @@ export class SqliteStore implements Store {
 
   async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
     const now = Date.now();
-    const ok = this.db.transaction(() => {
+    const ok = this.written(() => this.db.transaction(() => {
       const r = this.stmt("UPDATE runs SET lease_expires_at = 0, updated_at = ? WHERE id = ? AND fence = ? AND status = 'running'").run(
         now,
         runId,
@@ -550,7 +668,7 @@ export class SqliteStore implements Store {
       if (r.changes === 0) return false;
       this.insertEvents(runId, [{ type: "lease.expired", data: { fence, reason } }], now);
       return true;
-    }).immediate();
+    }).immediate());
     return Promise.resolve(ok);
   }
 
@@ -568,12 +686,12 @@ export class SqliteStore implements Store {
     const cols = columnNames(table);
     const insert = this.stmt(`INSERT INTO ${table} (${cols.map(quoteColumn).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
     const kinds = tableSchema(table).columns.map((c) => c.kind);
-    this.db.transaction(() => {
+    this.written(() => this.db.transaction(() => {
       rows.forEach((row, i) => {
         const values = rowValues(table, row, `writeRows row ${i + 1}`);
         insert.run(...values.map((v, j) => (typeof v === "boolean" ? (v ? 1 : 0) : kinds[j] === "bytes" && typeof v === "string" ? Buffer.from(v, "base64") : v)));
       });
-    }).immediate();
+    }).immediate());
     return Promise.resolve();
   }
 
@@ -597,9 +715,9 @@ export class SqliteStore implements Store {
       `INSERT INTO blobs (hash, size, touched_at, data) VALUES (?, ?, ?, ?)
        ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at WHERE blobs.touched_at < ?`,
     );
-    this.db.transaction(() => {
+    this.written(() => this.db.transaction(() => {
       for (const b of blobs) s.run(b.hash, b.size, now, b.data, now - BLOB_TOUCH_INTERVAL_MS);
-    }).immediate();
+    }).immediate());
     return Promise.resolve();
   }
 
@@ -609,13 +727,13 @@ export class SqliteStore implements Store {
     const present = new Set<string>();
     const find = this.stmt("SELECT hash FROM blobs WHERE hash IN (SELECT value FROM json_each(?))");
     const touch = this.stmt("UPDATE blobs SET touched_at = ? WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    this.db.transaction(() => {
+    this.written(() => this.db.transaction(() => {
       for (let i = 0; i < hashes.length; i += 500) {
         const chunk = JSON.stringify(hashes.slice(i, i + 500));
         for (const r of find.all(chunk) as Raw[]) present.add(String(r.hash));
         touch.run(now, chunk, now - BLOB_TOUCH_INTERVAL_MS);
       }
-    }).immediate();
+    }).immediate());
     return Promise.resolve([...new Set(hashes)].filter((h) => !present.has(h)));
   }
 
@@ -646,7 +764,7 @@ export class SqliteStore implements Store {
 
   async pruneSnapshots(keepSteps: number): Promise<number> {
     const terminal = JSON.stringify(TERMINAL_STATUSES);
-    const n = this.db.transaction(() => {
+    const n = this.written(() => this.db.transaction(() => {
       if (keepSteps <= 0) {
         return this.stmt("DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))").run(terminal).changes;
       }
@@ -655,7 +773,7 @@ export class SqliteStore implements Store {
         `DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))
            AND seq < (SELECT k.seq FROM snapshots k WHERE k.run_id = snapshots.run_id AND k.source = 'step' ORDER BY k.seq DESC LIMIT 1 OFFSET ?)`,
       ).run(terminal, keepSteps - 1).changes;
-    }).immediate();
+    }).immediate());
     return Promise.resolve(n);
   }
 
@@ -671,7 +789,7 @@ export class SqliteStore implements Store {
   async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
     const sum = this.stmt("SELECT count(*) AS n, coalesce(sum(length(data)), 0) AS b FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
     const del = this.stmt("DELETE FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    const out = this.db.transaction(() => {
+    const out = this.written(() => this.db.transaction(() => {
       let count = 0;
       let bytes = 0;
       for (let i = 0; i < hashes.length; i += 500) {
@@ -681,7 +799,7 @@ export class SqliteStore implements Store {
         count += del.run(chunk, touchedBefore).changes;
       }
       return { count, bytes };
-    }).immediate();
+    }).immediate());
     return Promise.resolve(out);
   }
 }

@@ -1,0 +1,38 @@
+/**
+ * Faults every store reports the same way, so the worker can tell them from a bug: a store that
+ * is gone (its file deleted or replaced under the process) and a store that cannot write for lack
+ * of space. Both are SteadErrors with a stable code; the worker reacts to the code, not the dialect.
+ */
+import { SteadError } from "../errors.js";
+
+export function storeLost(location: string, what: string): SteadError {
+  return new SteadError("STEAD_STORE_LOST", `the store ${location} ${what} while this process had it open: writes since then would be lost`, {
+    fix: "nothing this process did after that is recorded; restore the store file (or point --store at the new one) and start the worker again",
+  });
+}
+
+export function storageFull(location: string, cause: unknown): SteadError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new SteadError("STEAD_STORAGE_FULL", `the store ${location} cannot write: no space left (${detail})`, {
+    fix: "free space where the store lives (or raise its size limit); runs continue by themselves once space returns",
+    cause,
+  });
+}
+
+const code = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
+
+export const isStorageFull = (e: unknown): boolean => code(e) === "STEAD_STORAGE_FULL";
+export const isStoreLost = (e: unknown): boolean => code(e) === "STEAD_STORE_LOST";
+
+/** The room a full store must have again before its runs continue, unless a worker says otherwise. */
+export const DEFAULT_HEADROOM_BYTES = 8 * 1024 * 1024;
+
+/** What a store can tell about its room to write (see Store.checkStorage). */
+export interface StorageCheck {
+  /** Whether a write of the asked size should succeed now. */
+  ok: boolean;
+  /** Bytes the store may still grow by, when it can tell without writing; null when it cannot. */
+  freeBytes: number | null;
+  /** One line for people: what was measured (a file system, a page limit, a probe write). */
+  detail: string;
+}

@@ -1,0 +1,177 @@
+/**
+ * A store that cannot write for lack of space is a `storage` hold, not a crash: the runs whose
+ * writes failed are handed back at once (held `storage`, their leases released, never a lost
+ * claim), claims pause, `ps` and `why` say "storage full since …", a `storage.full` event follows
+ * once it lasts, a person's release is refused while the store is still full, and when space
+ * returns every run continues by itself, with no completed step run again.
+ *
+ * Real full stores: an SQLite file at its size limit (`maxSizeBytes`, SQLite's page limit) whose
+ * space returns when rows are deleted, and (as root) an SQLite file on a small tmpfs filled to the
+ * last byte, whose space returns when the filler file is deleted.
+ */
+import { execFileSync } from "node:child_process";
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createStead, workflow, type RunInfo, type Stead } from "../src/index.js";
+import { cli, requireBuild } from "./cli-helpers.js";
+import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
+import { readLog, type LogLine } from "./fixtures/pg/checks.js";
+
+const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
+const IDS = ["r1", "r2"];
+const INPUT = { steps: 30, delayMs: 5, padBytes: 20_000, logStarts: true };
+/** The worker's storage settings: a small headroom and a quick alert, so the test runs in seconds. */
+const STORAGE = { storageHeadroomBytes: 256 * 1024, storageAlertMs: 1500, storageProbeMs: 100 };
+
+const ballast = workflow("ballast", { version: "1" }, () => null);
+
+/** Steps whose function started again after the execution whose outcome was committed had finished. */
+async function restartedAfterCommit(stead: Stead, log: readonly LogLine[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const id of IDS) {
+    for (const s of await stead.journal(id)) {
+      const nonce = (s.output as { n?: string } | undefined)?.n;
+      if (s.status !== "completed" || !nonce) continue;
+      const committed = log.find((l) => l.runId === id && l.stepId === s.id && l.phase === "done" && l.nonce === nonce);
+      if (!committed) problems.push(`${id} ${s.id}: no done line for the committed nonce`);
+      else for (const l of log) if (l.runId === id && l.stepId === s.id && l.phase === "start" && l.index > committed.index) problems.push(`${id} ${s.id}: started again by ${l.pid}`);
+    }
+  }
+  return problems;
+}
+
+const heldStorage = (r: RunInfo) => r.status === "held";
+
+/** What every full-store case checks once the store is full, then once space has returned. */
+async function whileFull(stead: Stead, worker: WorkerProcess, storePath: string, dir: string, releaseRefused: boolean): Promise<void> {
+  await worker.waitFor((r) => r.type === "storage" && r.report.state === "full", "the worker to find the store full", 60_000);
+  // Told once, not at every probe.
+  await worker.waitFor((r) => r.type === "storage" && r.report.state === "still-full", "the worker to say the store stays full", 10_000);
+  // Handed back at once: held `storage`, no lease, not left running until a lease expires.
+  for (const id of IDS) {
+    const run = await stead.waitFor(id, { until: (r) => heldStorage(r) || r.status === "completed", timeoutMs: 5000, pollMs: 50 });
+    expect(run.status, id).toBe("held");
+    expect(run.lease, id).toBeNull();
+    expect(run.lostClaims, id).toBe(0);
+    expect((await stead.holds({ runId: id })).map((h) => h.kind), id).toEqual(["storage"]);
+  }
+  const why = await cli(["why", "r1", "--store", storePath], dir);
+  expect(why.stdout).toMatch(/storage full since \d{4}-\d\d-\d\dT/);
+  expect(why.stdout).toContain("continues by itself");
+  const ps = await cli(["ps", "--store", storePath], dir);
+  expect(ps.stdout).toMatch(/r1\s.*held\s+storage full since/);
+  if (releaseRefused) {
+    const release = await cli(["release", "r1", "storage", "--choice", "retry", "--store", storePath], dir);
+    expect(release.code, release.stderr).toBe(2);
+    expect(release.stderr).toContain("still cannot");
+    expect((await stead.get("r1")).status).toBe("held");
+  }
+  // A person is told once it lasts: a storage.full event for each run.
+  for (const id of IDS) {
+    await poll(async () => ((await stead.events({ runId: id })).some((e) => e.type === "storage.full") ? true : undefined), `a storage.full event of ${id}`, 10_000);
+  }
+}
+
+async function afterSpaceReturns(stead: Stead, worker: WorkerProcess, log: string): Promise<void> {
+  for (const id of IDS) {
+    const run = await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
+    expect((run.output as { n: string[] }).n, id).toHaveLength(INPUT.steps);
+    expect(run.lostClaims, id).toBe(0);
+    const events = await stead.events({ runId: id });
+    expect(events.filter((e) => e.type === "run.held").map((e) => e.data.hold), id).toEqual(["storage"]);
+    expect(events.find((e) => e.type === "hold.released")?.data, id).toMatchObject({ hold: "storage", by: "stead" });
+    expect(events.some((e) => e.type === "storage.recovered"), id).toBe(true);
+    // Claimed again from pending: a full store is never counted as a lost claim.
+    const claims = events.filter((e) => e.type === "run.claimed");
+    expect(claims.slice(1).map((e) => e.data.previousStatus), id).not.toContain("running");
+  }
+  await worker.waitFor((r) => r.type === "storage" && r.report.state === "recovered", "the worker to report the store writable again");
+  expect(worker.reports.filter((r) => r.type === "storage").map((r) => (r.type === "storage" ? r.report.state : ""))).toEqual(["full", "still-full", "recovered"]);
+  expect(await restartedAfterCommit(stead, readLog(log))).toEqual([]);
+  expect(await worker.terminate()).toEqual({ code: 0, signal: null });
+}
+
+async function poll<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const config = (extra: WorkerConfig): WorkerConfig => ({ workflows: WORKFLOWS, pollMs: 20, leaseMs: 3000, worker: STORAGE, ...extra });
+
+describe("an SQLite store at its size limit", () => {
+  let box: Sandbox;
+  let stead: Stead;
+  useSandbox((b, s) => {
+    box = b;
+    stead = s;
+  });
+
+  it("holds its runs `storage` at once, pauses claims, and lets every run finish by itself when rows are deleted", async () => {
+    requireBuild();
+    // Ballast another process deletes later: space returning the way `stead gc` would return it.
+    for (const id of ["ballast-1", "ballast-2", "ballast-3"]) await stead.start(ballast, "x".repeat(900_000), { id });
+    const probe = new Database(box.store, { readonly: true });
+    const size = Number(probe.pragma("page_count", { simple: true })) * Number(probe.pragma("page_size", { simple: true }));
+    probe.close();
+    const worker = box.spawn(config({ sqlite: { maxSizeBytes: size + 500_000, reserveBytes: 64 * 1024 }, start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }));
+    await whileFull(stead, worker, box.store, box.dir, false);
+
+    const db = new Database(box.store);
+    db.prepare("DELETE FROM runs WHERE definition = 'ballast'").run();
+    db.close();
+    await afterSpaceReturns(stead, worker, box.log);
+  }, 120_000);
+});
+
+const ROOT = process.getuid?.() === 0;
+
+describe.skipIf(!ROOT)("an SQLite store on a full file system (a tmpfs; needs root to mount)", () => {
+  let mount: string | undefined;
+  afterEach(() => {
+    if (mount) execFileSync("umount", ["-l", mount]);
+    mount = undefined;
+  });
+
+  it("holds its runs `storage` at once, refuses a manual release while full, and lets every run finish when space returns", async () => {
+    requireBuild();
+    const box = new Sandbox();
+    mount = join(box.dir, "fs");
+    mkdirSync(mount);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=12m", "tmpfs", mount]);
+    const storePath = join(mount, "stead.db");
+    const stead = createStead({ store: storePath });
+    await stead.ready();
+    const worker = box.spawn({ ...config({ start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }), store: storePath });
+    try {
+      await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the runs to be under way", 20_000);
+      // Fill the file system to its last byte.
+      const filler = join(mount, "filler");
+      const fd = openSync(filler, "w");
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
+      } finally {
+        closeSync(fd);
+      }
+      await whileFull(stead, worker, storePath, box.dir, true);
+      rmSync(filler);
+      await afterSpaceReturns(stead, worker, box.log);
+    } finally {
+      await box.killAll();
+      await stead.close();
+      if (mount) execFileSync("umount", ["-l", mount]);
+      mount = undefined;
+      box.remove();
+    }
+  }, 120_000);
+});
