@@ -6,11 +6,12 @@
  * returns every run continues by itself, with no completed step run again.
  *
  * Real full stores: an SQLite file at its size limit (`maxSizeBytes`, SQLite's page limit) whose
- * space returns when rows are deleted, and (as root) an SQLite file on a small tmpfs filled to the
- * last byte, whose space returns when the filler file is deleted.
+ * space returns when rows are deleted; and, as root, an SQLite file on a small tmpfs and a
+ * Postgres server whose data directory is on one, each filled to the last byte, whose space
+ * returns when the filler file is deleted.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -19,6 +20,7 @@ import { createStead, workflow, type RunInfo, type Stead } from "../src/index.js
 import { cli, requireBuild } from "./cli-helpers.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { readLog, type LogLine } from "./fixtures/pg/checks.js";
+import { PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer } from "./setup/postgres.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
 const IDS = ["r1", "r2"];
@@ -174,4 +176,45 @@ describe.skipIf(!ROOT)("an SQLite store on a full file system (a tmpfs; needs ro
       box.remove();
     }
   }, 120_000);
+});
+
+describe.skipIf(!ROOT || PRIVATE_SERVER_UNAVAILABLE !== undefined)("a Postgres store whose data disk is full (a tmpfs; needs root to mount)", () => {
+  it("holds its runs `storage` at once, refuses a manual release while full, and lets every run finish when space returns", async () => {
+    requireBuild();
+    const box = new Sandbox();
+    // As root the server runs as the postgres user, which must reach its data dir inside the sandbox.
+    chmodSync(box.dir, 0o755);
+    const mount = join(box.dir, "pgfs");
+    mkdirSync(mount);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0777", "tmpfs", mount]);
+    let server: PrivateServer | undefined;
+    let stead: Stead | undefined;
+    try {
+      server = await startPrivateServer({ dataDir: join(mount, "pgdata") });
+      const db = await server.freshDatabase("full");
+      stead = createStead({ store: db.url });
+      await stead.ready();
+      const worker = box.spawn({ ...config({ start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }), store: db.url });
+      await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the runs to be under way", 30_000);
+      const filler = join(mount, "filler");
+      const fd = openSync(filler, "w");
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
+      } finally {
+        closeSync(fd);
+      }
+      await whileFull(stead, worker, db.url, box.dir, true);
+      rmSync(filler);
+      await afterSpaceReturns(stead, worker, box.log);
+    } finally {
+      await box.killAll();
+      await stead?.close();
+      await server?.close();
+      execFileSync("umount", ["-l", mount]);
+      box.remove();
+    }
+  }, 180_000);
 });

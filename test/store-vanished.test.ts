@@ -7,7 +7,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createStead } from "../src/index.js";
+import { createStead, type WorkflowDefinition } from "../src/index.js";
 import { slowFlow } from "./fixtures/cli/slow.js";
 import { FIXTURES, lines, readText, requireBuild, spawnCli, tempDir, until } from "./cli-helpers.js";
 
@@ -18,7 +18,8 @@ beforeAll(() => requireBuild());
 async function startRun(dir: string, id: string, input: { log: string; ms: number; gate?: string }): Promise<void> {
   const stead = createStead({ store: join(dir, ".stead", "stead.db") });
   try {
-    await stead.start(slowFlow, input, { id });
+    // The fixture's definition is typed by the built package (it imports "stead"), the same object at run time.
+    await stead.start(slowFlow as unknown as WorkflowDefinition<typeof input>, input, { id });
   } finally {
     await stead.close();
   }

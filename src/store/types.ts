@@ -562,7 +562,7 @@ export interface Store {
    * that tell people why runs stopped); false when there was none to free.
    */
   releaseReserve?(): Promise<boolean>;
-  /** Optional: puts that room aside again once space has returned (a no-op when it is in place). */
+  /** Optional: puts that room aside if it is missing and fits (a no-op when it is in place or cannot fit). */
   restoreReserve?(): Promise<void>;
   /** The store's clock in ms (the clock blob touches are marked with). */
   storeTime(): Promise<number>;

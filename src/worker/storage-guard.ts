@@ -83,14 +83,9 @@ export class StorageGuard {
     this.pending.delete(runId);
   }
 
-  /**
-   * Sets the reserve aside (see Store.releaseReserve) when the store has room for it and more:
-   * a worker starting on a store without one, or after a full store recovered.
-   */
+  /** Sets the reserve aside (see Store.releaseReserve) if it is missing: a worker starting on a store without one. */
   async prepare(): Promise<void> {
-    if (!this.store.restoreReserve) return;
-    const room = await this.store.checkStorage(this.options.headroomBytes);
-    if (room.ok) await this.store.restoreReserve();
+    await this.store.restoreReserve?.();
   }
 
   /** Called at every worker tick: hands runs back, probes for room, releases holds once it is found. */

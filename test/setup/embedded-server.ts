@@ -126,7 +126,7 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
   }
 }
 
-async function initdb(h: ServerHandle, bin: Binaries, ids: Ids): Promise<void> {
+async function initdb(h: ServerHandle, bin: Binaries, ids: Ids, walDir: string | undefined): Promise<void> {
   mkdirSync(h.dataDir, { mode: 0o700 });
   if ("uid" in ids) chownSync(h.dataDir, ids.uid, ids.gid);
   const pwfile = join(h.root, "pwfile");
@@ -136,7 +136,7 @@ async function initdb(h: ServerHandle, bin: Binaries, ids: Ids): Promise<void> {
       bin.initdb,
       [`--pgdata=${h.dataDir}`, `--username=${h.user}`, `--pwfile=${pwfile}`, "--auth=scram-sha-256",
         // C collation: byte order, like SQLite's; available on every platform.
-        "--locale=C", "--encoding=UTF8", "--no-sync"],
+        "--locale=C", "--encoding=UTF8", "--no-sync", ...(walDir ? [`--waldir=${walDir}`] : [])],
       ids,
     );
   } finally {
@@ -176,7 +176,7 @@ function spawnWatchdog(h: ServerHandle, ownerPid: number): number | undefined {
     'owner="$1"; data="$2"; root="$3"',
     'while kill -0 "$owner" 2>/dev/null; do sleep 1; done',
     'if [ -f "$data/postmaster.pid" ]; then kill -QUIT "$(head -n 1 "$data/postmaster.pid")" 2>/dev/null; sleep 1; fi',
-    'rm -rf "$root"',
+    'rm -rf "$root" "$data"',
   ].join("\n");
   const child = spawn("sh", ["-c", script, "stead-pg-watchdog", String(ownerPid), h.dataDir, h.root], { detached: true, stdio: "ignore" });
   child.unref();
@@ -199,7 +199,7 @@ export interface EmbeddedServer {
  * this process: it is stopped and started only from here, and when this process dies the
  * watchdog removes it.
  */
-export async function createEmbeddedServer(): Promise<EmbeddedServer> {
+export async function createEmbeddedServer(options: { dataDir?: string } = {}): Promise<EmbeddedServer> {
   const root = mkdtempSync(join(tmpdir(), "stead-pg-"));
   const isRoot = process.getuid?.() === 0;
   // As root, the server runs as the postgres user, which writes its log next to the data dir
@@ -207,7 +207,7 @@ export async function createEmbeddedServer(): Promise<EmbeddedServer> {
   if (isRoot) chmodSync(root, 0o777);
   const handle: ServerHandle = {
     root,
-    dataDir: join(root, "data"),
+    dataDir: options.dataDir ?? join(root, "data"),
     logFile: join(root, "server.log"),
     port: 0,
     user: "postgres",
@@ -282,6 +282,7 @@ export async function createEmbeddedServer(): Promise<EmbeddedServer> {
         }
       }
       rmSync(root, { recursive: true, force: true });
+      rmSync(handle.dataDir, { recursive: true, force: true });
     }
   };
 
@@ -293,7 +294,9 @@ export async function createEmbeddedServer(): Promise<EmbeddedServer> {
       ids = await postgresIds();
       bin = stagedBinaries(bin);
     }
-    await initdb(handle, bin, ids);
+    // A data dir of the caller's (a small file system a test fills): the WAL stays in the temp
+    // root, so a full data disk fails writes with disk_full instead of stopping the server.
+    await initdb(handle, bin, ids, options.dataDir ? join(root, "wal") : undefined);
     // The free port may be taken between asking and binding: try a few.
     for (let attempt = 1; ; attempt++) {
       handle.port = await freePort();

@@ -95,10 +95,13 @@ export interface PrivateServer {
   close(): Promise<void>;
 }
 
-/** A server of this test's own (about 1 s to start), which it may stop and restart at will. */
-export async function startPrivateServer(): Promise<PrivateServer> {
+/**
+ * A server of this test's own (about 1 s to start), which it may stop and restart at will.
+ * `dataDir`: where its data lives (a new directory, e.g. on a small tmpfs); its WAL stays apart.
+ */
+export async function startPrivateServer(options: { dataDir?: string } = {}): Promise<PrivateServer> {
   if (PRIVATE_SERVER_UNAVAILABLE) throw new Error(PRIVATE_SERVER_UNAVAILABLE);
-  const server = await createEmbeddedServer();
+  const server = await createEmbeddedServer(options);
   const h = server.handle;
   const adminUrl = adminUrlOf(h);
   return {

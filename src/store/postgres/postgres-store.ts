@@ -726,7 +726,10 @@ export class PostgresStore implements Store {
    * table's file extension at once (disk_full), with nothing left behind either way.
    */
   async checkStorage(needBytes: number): Promise<StorageCheck> {
-    const rows = Math.max(1, Math.ceil(needBytes / 100));
+    // The reserve must fit again too, or the next full disk would find none.
+    const [reserve] = await this.query("SELECT to_regclass('stead_reserve') IS NOT NULL AS present");
+    const bytes = needBytes + (reserve?.present ? 0 : RESERVE_BYTES);
+    const rows = Math.max(1, Math.ceil(bytes / 100));
     return this.withRetry(async () => {
       const client = await this.pool.connect();
       let broken = false;
@@ -734,16 +737,45 @@ export class PostgresStore implements Store {
         await client.query("BEGIN");
         await client.query("CREATE TABLE stead_storage_probe (d text)");
         await client.query("INSERT INTO stead_storage_probe SELECT md5(g::text) || md5((g + 1)::text) FROM generate_series(1, $1::int) AS g", [rows]);
-        return { ok: true, freeBytes: null, detail: `a probe write of ${needBytes} bytes succeeded` };
+        return { ok: true, freeBytes: null, detail: `a probe write of ${bytes} bytes succeeded` };
       } catch (e) {
         broken = isConnectionError(e);
-        if (isDiskFull(e)) return { ok: false, freeBytes: null, detail: `a probe write of ${needBytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
+        if (isDiskFull(e)) return { ok: false, freeBytes: null, detail: `a probe write of ${bytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
         throw e;
       } finally {
         if (!broken) await client.query("ROLLBACK").catch(() => undefined);
         client.release(broken);
       }
     });
+  }
+
+  /**
+   * The reserve is a table of RESERVE_BYTES kept uncompressed (`stead_reserve`, outside the
+   * schema: export and import ignore it). Dropping a table works on a full disk and gives its
+   * files back at once, where TRUNCATE or DELETE would need room first.
+   */
+  async releaseReserve(): Promise<boolean> {
+    const [r] = await this.query("SELECT to_regclass('stead_reserve') IS NOT NULL AS present");
+    if (!r?.present) return false;
+    await this.query("DROP TABLE IF EXISTS stead_reserve");
+    return true;
+  }
+
+  async restoreReserve(): Promise<void> {
+    const [r] = await this.query("SELECT to_regclass('stead_reserve') IS NOT NULL AS present");
+    if (r?.present) return;
+    try {
+      await this.transaction(async (c) => {
+        await c.query("CREATE TABLE IF NOT EXISTS stead_reserve (d text)");
+        await c.query("ALTER TABLE stead_reserve ALTER COLUMN d SET STORAGE EXTERNAL");
+        await c.query("LOCK TABLE stead_reserve IN EXCLUSIVE MODE");
+        await c.query("INSERT INTO stead_reserve SELECT repeat('r', $1::int) WHERE NOT EXISTS (SELECT 1 FROM stead_reserve)", [RESERVE_BYTES]);
+      });
+    } catch (e) {
+      // No room for it (it is tried again after the next recovery), or another worker made it first.
+      if ((e as { code?: unknown }).code === "STEAD_STORAGE_FULL" || (e as { code?: unknown }).code === "23505") return;
+      throw e;
+    }
   }
 
   async storeTime(): Promise<number> {
@@ -779,6 +811,9 @@ export class PostgresStore implements Store {
  * one-key locks (migrations, worker presence) that expireGoneOwners looks for.
  */
 const SESSION_LOCK_CLASS = 0x53455353;
+
+/** Room kept aside for a full store's bookkeeping (see releaseReserve). */
+const RESERVE_BYTES = 1024 * 1024;
 
 /** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
 const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean", bytes: "text" };
