@@ -14,11 +14,13 @@ export function storeOption(cmd: Command): string | undefined {
  * Opens the store. Read and answer verbs pass `create: false`: a missing store is STEAD_STORE_MISSING,
  * and a file that is not a Stead store (or is too new) is refused before anything is written.
  */
-export async function openStead(cmd: Command, create: boolean): Promise<Stead> {
+export async function openStead(cmd: Command, create: boolean, wait?: WaitForStore): Promise<Stead> {
   const store = storeOption(cmd);
   const stead = createStead({ ...(store === undefined ? {} : { store }), create });
   try {
-    await stead.ready();
+    if (wait) {
+      await stead.readyWhenReachable({ ...(wait.connectTimeoutMs === undefined ? {} : { timeoutMs: wait.connectTimeoutMs }), onRetry: wait.onRetry });
+    } else await stead.ready();
   } catch (e) {
     await stead.close().catch(() => undefined);
     throw e;
@@ -82,9 +84,16 @@ export function example(cmd: Command, ...lines: string[]): Command {
   return cmd.addHelpText("after", `\nExample:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`);
 }
 
+/** How a long-running command waits for a store it cannot reach yet. */
+export interface WaitForStore {
+  /** Give up after this long; undefined: keep trying. */
+  connectTimeoutMs: number | undefined;
+  onRetry: (e: SteadError, attempt: number, delayMs: number) => void;
+}
+
 /** Opens the store, runs `fn`, and closes the store whatever happens. */
-export async function withStead<T>(cmd: Command, create: boolean, fn: (stead: Stead) => Promise<T>): Promise<T> {
-  const stead = await openStead(cmd, create);
+export async function withStead<T>(cmd: Command, create: boolean, fn: (stead: Stead) => Promise<T>, wait?: WaitForStore): Promise<T> {
+  const stead = await openStead(cmd, create, wait);
   try {
     return await fn(stead);
   } finally {

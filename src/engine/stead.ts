@@ -27,6 +27,9 @@ import { explain, type Explanation } from "./why.js";
 import { Session, sessionView, type SessionView } from "./sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
 
+/** The longest wait between two tries to reach a store that cannot be reached. */
+const RECONNECT_MAX_MS = 10_000;
+
 /** Worker settings an instance gives every worker it makes (a worker's own options win). */
 export type WorkerDefaults = Pick<WorkerOptions, "workspace" | "checkpointMetadata" | "redact" | "restoreHooks" | "restoreHookTimeoutMs">;
 
@@ -90,10 +93,32 @@ export class Stead {
 
   /** Migrates the store (add-only, one transaction per migration). Called by every method. */
   ready(): Promise<void> {
-    this.readyPromise ??= this.create
-      ? this.store.migrate()
-      : this.store.check().then(() => this.store.migrate());
+    this.readyPromise ??= (this.create ? this.store.migrate() : this.store.check().then(() => this.store.migrate())).catch((e: unknown) => {
+      // A store that was unreachable may be reached by the next call.
+      this.readyPromise = undefined;
+      throw e;
+    });
     return this.readyPromise;
+  }
+
+  /**
+   * `ready()`, tried again with bounded backoff while the store cannot be reached (a database
+   * starting, restarting or not up yet); any other refusal fails at once. `timeoutMs`: give up
+   * after this long (default: never); `onRetry` hears each failed try and the wait before the next.
+   */
+  async readyWhenReachable(options: { timeoutMs?: number; onRetry?: (e: SteadError, attempt: number, delayMs: number) => void; signal?: AbortSignal } = {}): Promise<void> {
+    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.ready();
+      } catch (e) {
+        if (!(e instanceof SteadError) || e.code !== "STEAD_STORE_UNREACHABLE" || options.signal?.aborted) throw e;
+        const delayMs = Math.min(RECONNECT_MAX_MS, 250 * 2 ** (attempt - 1), Math.max(0, deadline - Date.now()));
+        if (delayMs <= 0) throw e;
+        options.onRetry?.(e, attempt, delayMs);
+        await delay(delayMs, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
+      }
+    }
   }
 
   /** Records a new run of `definition`; any worker that has the definition executes it. */
@@ -222,7 +247,8 @@ export class Stead {
     this.workers.add(w);
     const start = w.start.bind(w);
     w.start = () => {
-      void this.ready().then(start, (e: unknown) => w.emit("error", e));
+      // A store not reachable yet (Postgres starting) is waited for, each try reported as an error.
+      void this.readyWhenReachable({ onRetry: (e) => w.emit("error", e) }).then(start, (e: unknown) => w.emit("error", e));
       return w;
     };
     return w;

@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import type { WorkspacePolicy } from "../../workspace/restore.js";
-import { parseDuration } from "../../engine/durations.js";
+import { formatDuration, parseDuration } from "../../engine/durations.js";
+import type { SteadError } from "../../errors.js";
 import { describeOutcome } from "../../worker/worker.js";
 import { act, example, parseJsonArg, parsePositiveInt, print, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
@@ -23,6 +24,7 @@ interface WorkerCliOptions {
   lease?: string;
   poll?: string;
   workspacePolicy?: string;
+  connectTimeout?: string;
 }
 
 function workspacePolicyOption(): Option {
@@ -62,13 +64,18 @@ export function registerRun(program: Command): void {
     .option("--concurrency <n>", "runs executed at once", "10")
     .option("--lease <ms>", "lease length (ms or a duration like 30s)", "30s")
     .option("--poll <ms>", "claim and sweep period when idle (ms or a duration)", "200")
+    .option("--connect-timeout <duration>", "give up (exit 7) if the store cannot be reached for this long at start (default: keep trying)")
     .addOption(workspacePolicyOption())
     .action(
       act(async (files: string[], o: WorkerCliOptions, cmd: Command) => {
         const concurrency = parsePositiveInt(o.concurrency ?? "10", "--concurrency");
         const leaseMs = parseDuration(o.lease ?? "30s", "--lease");
         const pollMs = parseDuration(o.poll ?? "200", "--poll");
+        const connectTimeoutMs = o.connectTimeout === undefined ? undefined : parseDuration(o.connectTimeout, "--connect-timeout");
         const definitions = await loadFiles(files);
+        // A store not reachable yet (Postgres starting or restarting) is waited for, each try printed.
+        const onRetry = (e: SteadError, attempt: number, delayMs: number) =>
+          process.stderr.write(`stead: ${e.message}; trying again in ${formatDuration(delayMs)} (try ${attempt}${connectTimeoutMs === undefined ? "" : `, giving up after --connect-timeout ${formatDuration(connectTimeoutMs)}`})\n`);
         return withStead(cmd, true, async (stead) => {
           const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
           w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
@@ -91,7 +98,7 @@ export function registerRun(program: Command): void {
           await w.stop();
           print(`worker stopped${inFlight ? `; ${inFlight} run(s) handed back for any worker` : ""}`);
           return EXIT.ok;
-        });
+        }, { connectTimeoutMs, onRetry });
       }),
     );
   example(worker, "stead worker ./triage.ts ./nightly.ts --concurrency 20");

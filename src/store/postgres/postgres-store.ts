@@ -208,7 +208,16 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** A server that goes away mid-way (a restart) is STEAD_STORE_UNREACHABLE, never a bare driver error. */
   async migrate(): Promise<void> {
+    try {
+      await this.migrateOnce();
+    } catch (e) {
+      throw isConnectionError(e) ? describeConnectError(e, this.location) : e;
+    }
+  }
+
+  private async migrateOnce(): Promise<void> {
     const client = await this.connect();
     try {
       await client.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK]);
@@ -249,6 +258,14 @@ export class PostgresStore implements Store {
   }
 
   async check(): Promise<StoreInfo> {
+    try {
+      return await this.checkOnce();
+    } catch (e) {
+      throw isConnectionError(e) ? describeConnectError(e, this.location) : e;
+    }
+  }
+
+  private async checkOnce(): Promise<StoreInfo> {
     const client = await this.connect();
     try {
       const info = await this.readVersion(client);
