@@ -203,14 +203,15 @@ describe("a tool call that needs approval", () => {
     expect(scoped.s.requests.filter(hasToolResults)).toHaveLength(2);
   });
 
-  it("a decision on a wait that is not pending: STEAD_WAIT_NOT_FOUND, nothing written", async () => {
+  it("a decision on a wait already decided: the same one stands (already), another is refused naming it, nothing written", async () => {
     const { s, def } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
     await stead.approve(run.id, "approve:c1", { by: "ann" });
     const before = await snapshot(stead, run.id);
-    expect(await caught(() => stead.approve(run.id, "approve:c1", { by: "ann" }))).toMatchObject({ code: "STEAD_WAIT_NOT_FOUND" });
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { by: "bob", reason: "late" }))).toMatchObject({ code: "STEAD_WAIT_NOT_FOUND" });
+    expect(await stead.approve(run.id, "approve:c1", { by: "ann" })).toMatchObject({ approved: true, by: "ann", already: true });
+    expect(await caught(() => stead.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
+    expect(await caught(() => stead.deny(run.id, "approve:c1", { by: "bob", reason: "late" }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
     expect(await caught(() => stead.approve(run.id, "approve:c9", { by: "ann" }))).toMatchObject({ code: "STEAD_WAIT_NOT_FOUND" });
     expect(await snapshot(stead, run.id)).toEqual(before);
     expect(await caught(() => stead.approve("no-such-run", "approve:c1"))).toMatchObject({ code: "STEAD_RUN_NOT_FOUND" });

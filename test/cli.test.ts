@@ -76,7 +76,7 @@ describe("stead CLI: a run that parks at an approval", () => {
     expect(forked.journal.map((s) => s.id)).toEqual(["prepare"]);
   });
 
-  it("deny --follow runs the workflow's denied branch; a second decision is refused", async () => {
+  it("deny --follow runs the workflow's denied branch; the same denial again exits 0 naming the first, an approval after it is refused", async () => {
     const dir = tempDir();
     const store = ["--store", join(dir, "s.db")];
     expect((await cli(["run", APPROVAL, "--input", '{"item":"car"}', "--id", "d-1", ...store], dir)).code).toBe(3);
@@ -85,8 +85,11 @@ describe("stead CLI: a run that parks at an approval", () => {
     const out = lines(deny.stdout);
     expect(JSON.parse(out[out.length - 1] ?? "")).toMatchObject({ shipped: "kept car" });
     const again = await cli(["deny", "d-1", "ship", "--reason", "twice", ...store], dir);
-    expect(again.code).toBe(2);
-    expect(lines(again.stderr)).toHaveLength(1);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/"ship" on run d-1 was already denied by tester@\S+ at \d{4}-.*; nothing changed/);
+    const approve = await cli(["approve", "d-1", "ship", ...store], dir);
+    expect(approve.code).toBe(2);
+    expect(lines(approve.stderr)).toEqual([expect.stringMatching(/"ship" on run d-1 was already denied by tester@\S+ at \d{4}-/)]);
   });
 
   it("picks the workflow with --workflow when a file exports several, and refuses to guess", async () => {

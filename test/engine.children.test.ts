@@ -68,7 +68,7 @@ describe("child runs", () => {
     await stead.waitFor(root1, { until: (r) => r.status === "waiting" });
 
     const cancelled = await stead.cancel(root1, { reason: "no longer needed", by: "ann" });
-    expect([...cancelled].sort()).toEqual([root1, middleId, leafId].sort());
+    expect([...cancelled.cancelled].sort()).toEqual([root1, middleId, leafId].sort());
     for (const id of [root1, middleId, leafId]) {
       const run = await stead.get(id);
       expect(run.status).toBe("cancelled");
@@ -114,7 +114,7 @@ describe("child runs", () => {
     h.worker(stead, { definitions: [root, asker] }).start();
     const askerId = await waitUntil("the child to wait", async () => (await stead.list()).find((r) => r.definition === "asker" && r.status === "waiting")?.id);
     await stead.waitFor(id, { until: (r) => r.status === "waiting" });
-    expect(await stead.cancel(askerId, { reason: "wrong question" })).toEqual([askerId]);
+    expect(await stead.cancel(askerId, { reason: "wrong question" })).toMatchObject({ cancelled: [askerId] });
     const done = await stead.waitFor(id, { timeoutMs: 10_000 });
     expect(done.status).toBe("completed");
     expect(done.output).toMatchObject({ code: "STEAD_CHILD_FAILED" });

@@ -18,7 +18,7 @@ describe("pause and resume", () => {
   it("a paused pending run is not claimed until resumed", async () => {
     const stead = h.create();
     const { id } = await stead.start(simple, 1);
-    expect(await stead.pause(id)).toBe("paused");
+    expect(await stead.pause(id)).toMatchObject({ state: "paused", already: false });
     // Created after the paused run: claims go in creation order, so once the marker ran, the paused run was passed over.
     const { id: marker } = await stead.start(simple, 2);
     h.worker(stead, { definitions: [simple] }).start();
@@ -37,7 +37,7 @@ describe("pause and resume", () => {
     });
     const stead = h.create();
     const parked = await stead.run(wf, null, FAST_FOLLOW);
-    expect(await stead.pause(parked.id)).toBe("paused");
+    expect(await stead.pause(parked.id)).toMatchObject({ state: "paused", already: false });
     await stead.approve(parked.id, "ok");
     const paused = await stead.follow(parked.id, [wf], FAST_FOLLOW);
     expect(paused.status).toBe("paused");
@@ -64,7 +64,7 @@ describe("pause and resume", () => {
     const { id } = await stead.start(wf, null);
     h.worker(stead, { definitions: [wf] }).start();
     await waitUntil("step one to start", () => counts.one === 1);
-    expect(await stead.pause(id)).toBe("pause-requested");
+    expect(await stead.pause(id)).toMatchObject({ state: "pause-requested", already: false });
     expect((await stead.get(id)).pauseRequested).toBe(true);
     gate.resolve();
     const paused = await stead.waitFor(id, { until: (r) => r.status === "paused", timeoutMs: 10_000 });
@@ -104,7 +104,7 @@ describe("cancel", () => {
     const outcome = new Promise<ExecutionOutcome>((resolve) => w.on("outcome", (runId, o) => runId === id && resolve(o)));
     w.start();
     await waitUntil("step one to start", () => counts.one === 1);
-    expect(await stead.cancel(id, { reason: "stop" })).toEqual([id]);
+    expect(await stead.cancel(id, { reason: "stop" })).toMatchObject({ cancelled: [id], already: false });
     gate.resolve();
     expect((await outcome).kind).toBe("lease-lost");
     const run = await stead.get(id);
@@ -195,8 +195,11 @@ describe("approvals, signals and timers", () => {
     const asked = await stead.run(once, null, FAST_FOLLOW);
     await stead.approve(asked.id, "ok", { by: "ann" });
     const afterFirst = await state(stead, asked.id);
-    expect((await caught(() => stead.approve(asked.id, "ok", { by: "bob" })) as SteadError).code).toBe("STEAD_WAIT_NOT_FOUND");
-    expect((await caught(() => stead.deny(asked.id, "ok")) as SteadError).code).toBe("STEAD_WAIT_NOT_FOUND");
+    // The same decision again stands as made (by ann); the opposite one is refused, naming it.
+    expect(await stead.approve(asked.id, "ok", { by: "bob" })).toMatchObject({ approved: true, by: "ann", already: true });
+    const conflicting = (await caught(() => stead.deny(asked.id, "ok"))) as SteadError;
+    expect(conflicting.code).toBe("STEAD_INVALID_STATE");
+    expect(conflicting.message).toMatch(/"ok" on run .* was already approved by ann at \d{4}-/);
     expect(await state(stead, asked.id)).toEqual(afterFirst);
 
     const done = await stead.follow(asked.id, [once], FAST_FOLLOW);

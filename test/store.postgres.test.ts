@@ -10,13 +10,14 @@ import pg from "pg";
 import { LATEST_VERSION, MIGRATIONS, PostgresStore, type PostgresStoreOptions } from "../src/store/postgres/index.js";
 import { WAKE_CHANNEL } from "../src/store/postgres/migrations.js";
 import type { NewRun } from "../src/store/types.js";
-import { describeStoreConformance } from "./conformance/store-conformance.js";
+import { describeStoreConformance, type StoreFactory } from "./conformance/store-conformance.js";
+import { describeControlKeyConformance } from "./conformance/control-keys.js";
 import { caught, waitUntil } from "./helpers/waiting.js";
 import { databaseExists, withClient, withDatabase } from "./setup/databases.js";
 import { freePort } from "./setup/embedded-server.js";
 import { freshDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
 
-describeStoreConformance("postgres", async () => {
+const factory: StoreFactory = async () => {
   const db = await freshDatabase("conformance");
   const store = new PostgresStore({ connectionString: db.url });
   await store.migrate();
@@ -32,7 +33,10 @@ describeStoreConformance("postgres", async () => {
       await db.drop();
     },
   };
-});
+};
+
+describeStoreConformance("postgres", factory);
+describeControlKeyConformance("postgres", factory);
 
 function newRun(id: string): NewRun {
   return { id, definition: "def-a", module: null, fingerprint: "fp", input: JSON.stringify({ id }), createdAt: Date.now() };

@@ -7,10 +7,11 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { SteadError } from "../src/errors.js";
 import { LATEST_VERSION, SqliteStore, type SqliteStoreOptions } from "../src/store/sqlite/index.js";
-import { describeStoreConformance } from "./conformance/store-conformance.js";
+import { describeStoreConformance, type StoreFactory } from "./conformance/store-conformance.js";
+import { describeControlKeyConformance } from "./conformance/control-keys.js";
 import { tempDir, tempStorePath } from "./helpers/temp-store.js";
 
-describeStoreConformance("sqlite", async () => {
+const factory: StoreFactory = async () => {
   const t = tempStorePath();
   const store = new SqliteStore({ path: t.path });
   await store.migrate();
@@ -26,7 +27,10 @@ describeStoreConformance("sqlite", async () => {
       t.remove();
     },
   };
-});
+};
+
+describeStoreConformance("sqlite", factory);
+describeControlKeyConformance("sqlite", factory);
 
 describe("SQLite store specifics", () => {
   const dirs: { remove(): void }[] = [];

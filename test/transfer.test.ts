@@ -99,7 +99,7 @@ async function buildScenario(stead: Stead): Promise<void> {
 
   await stead.start(simple, { note: "later" }, { id: "pend-1" });
   await stead.start(simple, { note: "parked" }, { id: "paused-1" });
-  expect(await stead.pause("paused-1")).toBe("paused");
+  expect((await stead.pause("paused-1")).state).toBe("paused");
   // A worker that claimed a run and vanished: its lease ran out a minute ago.
   await stead.start(simple, { note: "orphan" }, { id: "ghost-1" });
   const [claimed] = await stead.store.claim({
@@ -111,7 +111,7 @@ async function buildScenario(stead: Stead): Promise<void> {
     now: Date.now() - 60_000,
   });
   expect(claimed?.run.status).toBe("running");
-  expect(await stead.pause("ghost-1")).toBe("pause-requested");
+  expect((await stead.pause("ghost-1")).state).toBe("pause-requested");
 }
 
 /** The dump `exportStore` writes, as text. */

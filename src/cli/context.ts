@@ -79,6 +79,21 @@ export function act<A extends unknown[]>(fn: (...args: A) => Promise<ExitCode | 
   };
 }
 
+/** `--idempotency-key`, on every control command. */
+export function withKeyOption(cmd: Command): Command {
+  return cmd.option("--idempotency-key <key>", "make the command safe to retry: a repeat with this key returns the first result and changes nothing");
+}
+
+/** The key option as the library takes it. */
+export function keyOf(o: { idempotencyKey?: string }): { idempotencyKey?: string } {
+  return o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey };
+}
+
+/** " by alice at 2026-…", for what a person did. */
+export function byAt(by: string | null | undefined, at: number | null | undefined): string {
+  return `${by ? ` by ${by}` : ""}${typeof at === "number" && at > 0 ? ` at ${new Date(at).toISOString()}` : ""}`;
+}
+
 /** Adds "Example:" lines under a command's help. */
 export function example(cmd: Command, ...lines: string[]): Command {
   return cmd.addHelpText("after", `\nExample:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`);

@@ -16,3 +16,13 @@ export function childRunId(parentId: string, stepId: string): string {
 export function isValidRunId(id: string): boolean {
   return /^[A-Za-z0-9_.:-]{1,200}$/.test(id);
 }
+
+/**
+ * An id as a message shows it: whole when short and printable, else quoted, cut, and with its
+ * length (ids come from users and may be anything, of any size).
+ */
+export function showId(id: string, max = 80): string {
+  if (id.length <= max && /^[\x21-\x7e]+$/.test(id)) return id;
+  const cut = id.length <= max ? id : id.slice(0, max);
+  return `${JSON.stringify(cut)}${id.length > max ? `… (${id.length} characters)` : ""}`;
+}

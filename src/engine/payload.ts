@@ -86,6 +86,8 @@ export interface ErrorRecord {
   code?: string;
   /** What the user can do (a SteadError's `fix`), kept so `stead why` can say it long after. */
   fix?: string;
+  /** The step the error came from, when it names one (a step's failure rethrown by the run). */
+  stepId?: string;
   stack?: string;
 }
 
@@ -93,11 +95,13 @@ export function errorRecord(e: unknown): ErrorRecord {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
     const fix = (e as { fix?: unknown }).fix;
+    const stepId = (e as { stepId?: unknown }).stepId;
     return {
       name: e.name,
       message: e.message,
       ...(typeof code === "string" ? { code } : {}),
       ...(typeof fix === "string" ? { fix } : {}),
+      ...(typeof stepId === "string" ? { stepId } : {}),
       ...(e.stack ? { stack: e.stack.split("\n").slice(0, 8).join("\n") } : {}),
     };
   }

@@ -4,7 +4,8 @@ import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
 import { isValidRunId, newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
-import type { Stead } from "./stead.js";
+import type { ControlOptions, Stead } from "./stead.js";
+import { onceByKey, type Replayable } from "./idempotency.js";
 import { runView, type RunInfo } from "./views.js";
 
 /** How a turn ended, as people read it: a failure with STEAD_TURN_INTERRUPTED is "interrupted". */
@@ -69,22 +70,30 @@ export class Session<I> {
    * Queues `input` as the next turn. Turns run one at a time in order; a turn records no
    * fingerprint until a worker claims it, so a session takes a new definition at a turn boundary.
    */
-  async send(input: I): Promise<{ runId: string; turn: number }> {
+  async send(input: I, options: ControlOptions = {}): Promise<Replayable<{ runId: string; turn: number }>> {
     const stead = this.stead;
     const encoded = encodePayload(input, `the input of session ${this.id}`, stead.payloadLimit) ?? "null";
+    const key = stead.keyOption(options);
     await stead.ready();
-    const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
-    const other = prior[0]?.definition;
-    if (other !== undefined && other !== this.definition.name) {
-      throw new SteadError("STEAD_BAD_INPUT", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
-        fix: "use another session id for another agent",
-      });
-    }
-    const row: RunRow = await stead.store.createRun(
-      { id: newRunId(), definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now(), workspace: this.workspace },
-      [{ type: "run.created", data: { definition: this.definition.name, session: this.id } }],
-    );
-    return { runId: row.id, turn: row.turn ?? 0 };
+    const by = options.by ?? null;
+    const call = key ? { verb: "send" as const, scope: this.id, key: key.key, args: { definition: this.definition.name, input: JSON.parse(encoded) as unknown }, by, ttlMs: key.ttlMs } : undefined;
+    return onceByKey<{ runId: string; turn: number }>(stead.store, call, async (keyWrite) => {
+      const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
+      const other = prior[0]?.definition;
+      if (other !== undefined && other !== this.definition.name) {
+        throw new SteadError("STEAD_BAD_INPUT", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
+          fix: "use another session id for another agent",
+        });
+      }
+      const runId = newRunId();
+      // The turn's number is only known once inserted: the key records the run, and a repeat reads its turn back.
+      const row: RunRow = await stead.store.createRun(
+        { id: runId, definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now(), workspace: this.workspace },
+        [{ type: "run.created", data: { definition: this.definition.name, session: this.id, ...(by ? { by } : {}) } }],
+        keyWrite?.({ runId, turn: 0 }),
+      );
+      return { runId: row.id, turn: row.turn ?? 0, already: false };
+    }).then(async (r) => (r.already ? { ...r, turn: (await stead.store.getRun(r.runId))?.turn ?? r.turn } : r));
   }
 
   /** The session's turns, in order. */

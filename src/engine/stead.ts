@@ -9,7 +9,8 @@ import type { StorageReport } from "../worker/storage-guard.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
-import { isValidRunId, newRunId } from "./ids.js";
+import { isValidRunId, newRunId, showId } from "./ids.js";
+import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "./idempotency.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
 import {
   eventView,
@@ -40,9 +41,24 @@ export interface SteadOptions extends WorkerDefaults {
   create?: boolean;
   /** Ceiling for every stored payload, in bytes. Default 1 MiB. Over it, the write fails closed. */
   payloadLimitBytes?: number;
+  /** How long a control command's idempotency key is kept (at least). Default 24 hours. */
+  idempotencyTtlMs?: number;
 }
 
-export interface StartOptions {
+/** What every control command (start, send, approve, …, fork) takes besides its own arguments. */
+export interface ControlOptions {
+  /** Who does it: recorded with the decision or event. */
+  by?: string | null;
+  /**
+   * Makes the call safe to retry: a repeat with the same key (within `idempotencyTtlMs`) returns
+   * the first call's result, `already: true`, and changes nothing; the same key with other
+   * arguments is refused naming the first use. Scoped to the command and its run (or session, or
+   * the definition for a start).
+   */
+  idempotencyKey?: string;
+}
+
+export interface StartOptions extends ControlOptions {
   /** Run id; default a fresh one. */
   id?: string;
   /**
@@ -76,6 +92,7 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
 export class Stead {
   readonly store: Store;
   readonly payloadLimit: number;
+  readonly idempotencyTtlMs: number;
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
@@ -89,6 +106,12 @@ export class Stead {
     this.create = options.create ?? true;
     this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create });
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
+    this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
+  }
+
+  /** The key option of a control call, checked; undefined without a key. */
+  keyOption(options: { idempotencyKey?: string | undefined } | undefined): admin.KeyOption | undefined {
+    return options?.idempotencyKey === undefined ? undefined : { key: checkKey(options.idempotencyKey), ttlMs: this.idempotencyTtlMs };
   }
 
   /** Migrates the store (add-only, one transaction per migration). Called by every method. */
@@ -122,7 +145,7 @@ export class Stead {
   }
 
   /** Records a new run of `definition`; any worker that has the definition executes it. */
-  async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<{ id: string }> {
+  async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<Replayable<{ id: string }>> {
     if (!isDefinition(definition)) {
       throw new SteadError("STEAD_BAD_INPUT", "start() needs a definition made with workflow()", {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
@@ -135,14 +158,21 @@ export class Stead {
     }
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
     const workspace = options.workspace === undefined ? null : checkWorkspace(options.workspace);
+    const key = this.keyOption(options);
     await this.ready();
-    const id = options.id ?? newRunId();
-    const fingerprint = definition.fingerprint();
-    await this.store.createRun(
-      { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now(), workspace },
-      [{ type: "run.created", data: { definition: definition.name, fingerprint } }],
-    );
-    return { id };
+    const by = options.by ?? null;
+    const args = { input: JSON.parse(encoded) as unknown, id: options.id ?? null, workspace };
+    const call = key ? { verb: "start" as const, scope: definition.name, key: key.key, args, by, ttlMs: key.ttlMs } : undefined;
+    return onceByKey<{ id: string }>(this.store, call, async (keyWrite) => {
+      const id = options.id ?? newRunId();
+      const fingerprint = definition.fingerprint();
+      await this.store.createRun(
+        { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now(), workspace },
+        [{ type: "run.created", data: { definition: definition.name, fingerprint, ...(by ? { by } : {}) } }],
+        keyWrite?.({ id }),
+      );
+      return { id, already: false };
+    });
   }
 
   /**
@@ -287,52 +317,74 @@ export class Stead {
     return (await this.store.events(filter)).map(eventView);
   }
 
-  async approve(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
+  /** Approves what a run waits for. The same decision again succeeds (`already`); another is refused naming the first. */
+  async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
+    const key = this.keyOption(d);
     await this.ready();
-    await admin.decide(this.store, runId, name, true, d, this.payloadLimit);
+    return admin.decide(this.store, runId, name, true, d, this.payloadLimit, key);
   }
 
-  async deny(runId: string, name: string, d: admin.Decision = {}): Promise<void> {
+  async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
+    const key = this.keyOption(d);
     await this.ready();
-    await admin.decide(this.store, runId, name, false, d, this.payloadLimit);
+    return admin.decide(this.store, runId, name, false, d, this.payloadLimit, key);
   }
 
-  async signal(runId: string, name: string, payload: unknown, by: string | null = null): Promise<void> {
+  /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
+  async signal(runId: string, name: string, payload: unknown, options: ControlOptions | string | null = null): Promise<Replayable<admin.SignalResult>> {
+    const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
+    const key = this.keyOption(o);
     await this.ready();
-    await admin.signal(this.store, runId, name, payload, this.payloadLimit, by);
+    return admin.signal(this.store, runId, name, payload, this.payloadLimit, o.by ?? null, key);
   }
 
-  async pause(runId: string): Promise<"paused" | "pause-requested"> {
+  async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.PauseResult>> {
+    const key = this.keyOption(options);
     await this.ready();
-    return admin.pause(this.store, runId);
+    return admin.pause(this.store, runId, options.by ?? null, key);
   }
 
-  /** Resumes a paused run; with `acceptChange`, releases a `definition_changed` hold by accepting the new code. */
-  async resume(runId: string, options: { acceptChange?: boolean; by?: string } = {}): Promise<void> {
+  /**
+   * Resumes a paused run, or a cancelled one from its last completed step (with the children its
+   * cancellation ended); with `acceptChange`, releases a `definition_changed` hold by accepting the new code.
+   */
+  async resume(runId: string, options: { acceptChange?: boolean } & ControlOptions = {}): Promise<Replayable<admin.ResumeResult>> {
+    const key = this.keyOption(options);
     await this.ready();
     if (options.acceptChange) {
-      await admin.release(this.store, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit);
-      return;
+      const r = await admin.release(this.store, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
+      return { runId, from: "held", resumed: r.already ? [] : [runId], already: r.already };
     }
-    await admin.resume(this.store, runId);
+    return admin.resume(this.store, runId, options.by ?? null, key);
   }
 
-  async cancel(runId: string, options: { reason?: string; by?: string } = {}): Promise<string[]> {
+  /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
+  async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.RetryResult>> {
+    const key = this.keyOption(options);
     await this.ready();
-    return admin.cancel(this.store, runId, options.reason ?? null, options.by ?? null);
+    return admin.retry(this.store, runId, options.by ?? null, key);
   }
 
-  async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions): Promise<HoldView> {
+  async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<admin.CancelResult>> {
+    const key = this.keyOption(options);
     await this.ready();
-    return holdView(await admin.release(this.store, runId, hold, options, this.payloadLimit));
+    return admin.cancel(this.store, runId, options.reason ?? null, options.by ?? null, key);
   }
 
-  async fork(runId: string, options: { at?: string; id?: string } = {}): Promise<{ id: string; reused: number }> {
+  async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
+    const key = this.keyOption(options);
     await this.ready();
+    const r = await admin.release(this.store, runId, hold, options, this.payloadLimit, key);
+    return { ...holdView(r), already: r.already };
+  }
+
+  async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<admin.ForkResult>> {
     if (options.id !== undefined && !isValidRunId(options.id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, { fix: "use letters, digits, '_', '.', ':' or '-'" });
+      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${showId(options.id)}`, { fix: "use letters, digits, '_', '.', ':' or '-'" });
     }
-    return admin.fork(this.store, runId, options.at, options.id);
+    const key = this.keyOption(options);
+    await this.ready();
+    return admin.fork(this.store, runId, options.at, options.id, options.by ?? null, key);
   }
 
   async why(runId: string): Promise<Explanation> {

@@ -36,3 +36,10 @@ export interface StorageCheck {
   /** One line for people: what was measured (a file system, a page limit, a probe write). */
   detail: string;
 }
+
+/** The store found an idempotency key recorded already (a concurrent call with the same key). */
+export function keyTaken(verb: string, scope: string, key: string): SteadError {
+  return new SteadError("STEAD_IDEMPOTENCY_CONFLICT", `idempotency key ${JSON.stringify(key)} of ${verb} ${scope} is recorded already`, {
+    fix: "read the first call's result with the same key, or use a new key for a new command",
+  });
+}

@@ -3,7 +3,7 @@
  * 64-bit integers), booleans or 0/1. Kinds and statuses are passed through as stored text, never
  * checked against their unions: a kind a newer Stead wrote reads back unchanged.
  */
-import type { EventRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, SessionSummary, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
+import type { EventRow, IdempotencyRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, SessionSummary, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
 
 type Raw = Record<string, unknown>;
 
@@ -87,6 +87,20 @@ export function toHold(r: Raw): HoldRow {
     createdAt: num(r.created_at),
     releasedAt: numOrNull(r.released_at),
     releasedBy: strOrNull(r.released_by),
+  };
+}
+
+export function toIdempotency(r: Raw): IdempotencyRow {
+  return {
+    verb: str(r.verb),
+    scope: str(r.scope),
+    key: str(r.key),
+    digest: str(r.digest),
+    summary: str(r.summary),
+    result: str(r.result),
+    actor: strOrNull(r.actor),
+    createdAt: num(r.created_at),
+    expiresAt: num(r.expires_at),
   };
 }
 

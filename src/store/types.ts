@@ -200,6 +200,51 @@ export interface HoldRelease {
 }
 
 /**
+ * A control command's idempotency key, recorded in the same transaction as what the command did,
+ * so a repeat with the same key finds it (and the first result) or the command did not happen.
+ * Keys are scoped by verb and `scope` (the run, the session, or the definition for a start).
+ */
+export interface IdempotencyWrite {
+  verb: string;
+  scope: string;
+  key: string;
+  /** Digest of the command's arguments: a repeat with other arguments is refused. */
+  digest: string;
+  /** The arguments as people read them (bounded), to name the first use in a refusal. */
+  summary: string;
+  /** JSON: what the first call returned; a repeat returns it. */
+  result: string;
+  actor: string | null;
+  /** Kept this long after the write (judged by the store's lease clock). */
+  ttlMs: number;
+}
+
+export interface IdempotencyRow {
+  verb: string;
+  scope: string;
+  key: string;
+  digest: string;
+  summary: string;
+  result: string;
+  actor: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Event types a later write may delete (Mutation.deleteEvents): live model text, replaced by its
+ * step's journaled outcome. Every store's schema has an index for exactly these.
+ */
+export const COMPACTABLE_EVENTS = ["model.delta"] as const;
+
+/** Events a later write of the same run replaces (see Mutation.deleteEvents): `type`, for one step attempt. */
+export interface EventDelete {
+  type: string;
+  step: string;
+  attempt: number;
+}
+
+/**
  * What made a workspace snapshot: `start` (the workspace as the run found it, at seq -1), `step`
  * (after the step at `seq` completed, committed with its outcome), `settle` (during the step at
  * `seq`, once the files were quiet).
@@ -297,10 +342,19 @@ export interface Mutation {
   deleteStepsFrom?: number;
   waits?: WaitOpen[];
   resolveWaits?: WaitResolve[];
+  /** Waits a cancellation closed (status `cancelled`) opened again: a cancelled run resumed. */
+  reopenWaits?: string[];
   holds?: HoldOpen[];
   releaseHolds?: HoldRelease[];
   newRuns?: NewRun[];
   events?: EventWrite[];
+  /**
+   * The one exception to append-only events: this run's events of a compactable type for one step
+   * attempt (live model text), deleted when the step's outcome is written in the same commit.
+   */
+  deleteEvents?: EventDelete;
+  /** A control command's key: if the same key (verb, scope) is recorded and unexpired, the unit fails with reason `idempotency`. */
+  idempotency?: IdempotencyWrite;
   /**
    * Workspace snapshots committed with this mutation (a step's snapshot rides on its outcome's
    * commit, so the journal position and the files agree). Refused on an `optional` mutation: the
@@ -315,7 +369,7 @@ export type Unit = Mutation[];
 
 export type UnitResult =
   | { ok: true; pauseRequested: boolean }
-  | { ok: false; reason: "lease" | "status" | "wait" | "hold" | "missing"; runId: string; status?: RunStatus };
+  | { ok: false; reason: "lease" | "status" | "wait" | "hold" | "missing" | "idempotency"; runId: string; status?: RunStatus };
 
 export interface CommitOptions {
   /** Called inside the transaction after every unit was applied and before COMMIT (crash tests use it). */
@@ -414,7 +468,7 @@ export interface StoreInfo {
  * Tables `stead export` / `stead import` move, in dump order. One list for every store: a table a
  * later migration adds (workspace blobs) is added here and in `transfer/tables.ts`, nowhere else.
  */
-export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots"] as const;
+export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots", "idempotency_keys"] as const;
 export type TransferTable = (typeof TRANSFER_TABLES)[number];
 /** A column's value in a transfer row: JSON-safe, the same in every dialect (integers as numbers, flags as booleans). */
 export type TransferValue = string | number | boolean | null;
@@ -457,11 +511,18 @@ export interface Store {
   events(filter?: EventFilter): Promise<EventRow[]>;
 
   /**
-   * Inserts a run and its events; fails if the id exists. A run with a `sessionId` becomes the
+   * Inserts a run and its events; fails if the id exists, or (STEAD_IDEMPOTENCY_CONFLICT) if
+   * `idempotency`'s key is recorded and unexpired. A run with a `sessionId` becomes the
    * session's next turn (1 + its highest turn), atomically across store instances and processes.
    * Returns the row as inserted.
    */
-  createRun(run: NewRun, events: EventWrite[]): Promise<RunRow>;
+  createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow>;
+
+  /** A recorded idempotency key that has not expired; undefined otherwise. */
+  idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined>;
+
+  /** Deletes expired idempotency keys; returns how many. */
+  pruneIdempotencyKeys(): Promise<number>;
 
   /** Sessions (runs grouped by `sessionId`), most recently updated first. */
   listSessions(filter?: SessionFilter): Promise<SessionSummary[]>;

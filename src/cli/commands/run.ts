@@ -12,6 +12,7 @@ import { reportError } from "../report-error.js";
 import { loadFile, loadFiles, pickWorkflow } from "../load.js";
 
 interface RunOptions {
+  idempotencyKey?: string;
   input?: string;
   workflow?: string;
   id?: string;
@@ -41,6 +42,7 @@ export function registerRun(program: Command): void {
     .option("--id <runId>", "the run's id (default: a fresh one)")
     .option("--workspace <dir>", "a directory the run works in: snapshotted after each effect/tool step, restored when the run resumes")
     .addOption(workspacePolicyOption())
+    .option("--idempotency-key <key>", "start at most one run for this key: a repeat follows the run the first call started")
     .action(
       act(async (file: string, o: RunOptions, cmd: Command) => {
         // Input first: a bad --input must be refused before anything is loaded or written.
@@ -49,8 +51,12 @@ export function registerRun(program: Command): void {
         const loaded = await loadFile(file);
         const definition = pickWorkflow(loaded, file, o.workflow);
         return withStead(cmd, true, async (stead) => {
-          const { id } = await stead.start(definition, input, { ...(o.id === undefined ? {} : { id: o.id }), ...(workspace ? { workspace } : {}) });
-          print(`run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`);
+          const { id, already } = await stead.start(definition, input, {
+            ...(o.id === undefined ? {} : { id: o.id }),
+            ...(workspace ? { workspace } : {}),
+            ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+          });
+          print(already ? `run ${id} was already started with this key; following it` : `run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`);
           return followForeground(stead, id, loaded.definitions, o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {});
         });
       }),

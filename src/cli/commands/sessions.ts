@@ -13,8 +13,9 @@ export function registerSessions(program: Command): void {
     .argument("<text>", "the message")
     .option("--agent <file>", "the file exporting the agent (needed for a new session; default: the module its last turn recorded)")
     .option("--name <agent>", "which agent, when the file exports several")
+    .option("--idempotency-key <key>", "queue at most one turn for this key: a repeat reports the turn the first call queued")
     .action(
-      act(async (sessionId: string, text: string, o: { agent?: string; name?: string }, cmd: Command) => {
+      act(async (sessionId: string, text: string, o: { agent?: string; name?: string; idempotencyKey?: string }, cmd: Command) => {
         // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
         const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
         // Without --agent the session must exist already: its store is not created.
@@ -31,8 +32,12 @@ export function registerSessions(program: Command): void {
             file = last.module;
           }
           const definition = named ?? pickWorkflow(await loadFile(file), file, o.name);
-          const { runId, turn } = await stead.session(definition, sessionId).send(text);
-          print(`queued turn ${turn} of session ${sessionId} as run ${runId} (${definition.name}); a worker runs it: stead worker ${file}`);
+          const { runId, turn, already } = await stead.session(definition, sessionId).send(text, o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey });
+          print(
+            already
+              ? `turn ${turn} of session ${sessionId} (run ${runId}) was already queued with this key; nothing changed`
+              : `queued turn ${turn} of session ${sessionId} as run ${runId} (${definition.name}); a worker runs it: stead worker ${file}`,
+          );
           return EXIT.ok;
         });
       }),

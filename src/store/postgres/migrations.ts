@@ -95,13 +95,77 @@ const CORE_TABLES = `
   CREATE INDEX events_run ON events (run_id, seq);
 `;
 
+/** The preconditions of migrations 1 and 4: the wait and hold rows are read, not locked. */
+const UNLOCKED_CHECKS_SQL = `    IF ex ? 'openWait' THEN
+      PERFORM 1 FROM waits WHERE run_id = rid AND name = ex->>'openWait' AND status = 'open';
+      IF NOT FOUND THEN RAISE EXCEPTION 'wait' USING ERRCODE = 'ST001', HINT = rid; END IF;
+    END IF;
+    IF ex ? 'openHold' THEN
+      PERFORM 1 FROM holds WHERE run_id = rid AND id = (ex->>'openHold')::bigint AND status = 'open';
+      IF NOT FOUND THEN RAISE EXCEPTION 'hold' USING ERRCODE = 'ST002', HINT = rid; END IF;
+    END IF;
+    SELECT status, fence, lease_owner, lost_claims, pause_requested INTO cur FROM runs WHERE id = rid FOR UPDATE;
+    IF NOT FOUND THEN RAISE EXCEPTION 'missing' USING ERRCODE = 'ST003', HINT = rid; END IF;
+`;
+
+/**
+ * Migration 5's preconditions. Hazard fixed: under READ COMMITTED two writers could both find a
+ * wait (or hold) open, and both commit "ok" (two decisions on one approval). The run row is locked
+ * first (one lock order for every writer), then the wait or hold row FOR UPDATE, which a second
+ * writer rechecks once the first commits, and finds answered.
+ */
+const LOCKED_CHECKS_SQL = `    SELECT status, fence, lease_owner, lost_claims, pause_requested INTO cur FROM runs WHERE id = rid FOR UPDATE;
+    IF NOT FOUND THEN RAISE EXCEPTION 'missing' USING ERRCODE = 'ST003', HINT = rid; END IF;
+    IF ex ? 'openWait' THEN
+      PERFORM 1 FROM waits WHERE run_id = rid AND name = ex->>'openWait' AND status = 'open' FOR UPDATE;
+      IF NOT FOUND THEN RAISE EXCEPTION 'wait' USING ERRCODE = 'ST001', HINT = rid; END IF;
+    END IF;
+    IF ex ? 'openHold' THEN
+      PERFORM 1 FROM holds WHERE run_id = rid AND id = (ex->>'openHold')::bigint AND status = 'open' FOR UPDATE;
+      IF NOT FOUND THEN RAISE EXCEPTION 'hold' USING ERRCODE = 'ST002', HINT = rid; END IF;
+    END IF;
+`;
+
+/**
+ * Migration 5's additions to stead_apply_mutation. An idempotency key recorded and unexpired fails
+ * the mutation with ST006 (an expired one is replaced); the lease clock is the database's.
+ */
+const IDEMPOTENCY_SQL = `    IF m ? 'idempotency' THEN
+      INSERT INTO idempotency_keys (verb, scope, key, digest, summary, result, actor, created_at, expires_at)
+        VALUES (m->'idempotency'->>'verb', m->'idempotency'->>'scope', m->'idempotency'->>'key', m->'idempotency'->>'digest',
+                m->'idempotency'->>'summary', m->'idempotency'->>'result', m->'idempotency'->>'actor', now_ms,
+                now_ms + (m->'idempotency'->>'ttlMs')::bigint)
+      ON CONFLICT (verb, scope, key) DO UPDATE SET digest = excluded.digest, summary = excluded.summary, result = excluded.result,
+        actor = excluded.actor, created_at = excluded.created_at, expires_at = excluded.expires_at
+        WHERE idempotency_keys.expires_at <= excluded.created_at;
+      GET DIAGNOSTICS n = ROW_COUNT;
+      IF n = 0 THEN RAISE EXCEPTION 'idempotency' USING ERRCODE = 'ST006', HINT = rid, DETAIL = cur.status; END IF;
+    END IF;
+`;
+
+const REOPEN_SQL = `    -- A cancelled run resumed: the waits its cancellation closed are open again.
+    IF m ? 'reopenWaits' THEN
+      UPDATE waits SET status = 'open', result = NULL, resolved_at = NULL, resolved_by = NULL
+        WHERE run_id = rid AND status = 'cancelled' AND name IN (SELECT jsonb_array_elements_text(m->'reopenWaits'));
+    END IF;
+
+`;
+
+/** The predicate repeats events_compactable's (migration 5) so the partial index serves it. */
+const DELETE_EVENTS_SQL = `    IF m ? 'deleteEvents' THEN
+      DELETE FROM events WHERE run_id = rid AND type = 'model.delta'
+        AND data::jsonb->>'step' = m->'deleteEvents'->>'step' AND (data::jsonb->>'attempt')::int = (m->'deleteEvents'->>'attempt')::int;
+    END IF;
+
+`;
+
 /**
  * stead_apply_mutation as migration 1 created it, and as migration 4 replaces it (steps.checkpoint
  * written wherever a step row is: a mutation's steps and a new run's journal; each write of a step
  * sets it to the write's value, null when absent). One text, so the two cannot drift apart; the
  * migration 1 output must stay byte for byte what was released.
  */
-function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): string {
+function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean; v5?: boolean }): string {
   const col = v.checkpoint ? ", checkpoint" : "";
   const val = v.checkpoint ? ", s->>'checkpoint'" : "";
   const set = v.checkpoint ? ",\n      checkpoint = excluded.checkpoint" : "";
@@ -117,24 +181,14 @@ function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): strin
     wake boolean := false;
     n integer;
   BEGIN
-    IF ex ? 'openWait' THEN
-      PERFORM 1 FROM waits WHERE run_id = rid AND name = ex->>'openWait' AND status = 'open';
-      IF NOT FOUND THEN RAISE EXCEPTION 'wait' USING ERRCODE = 'ST001', HINT = rid; END IF;
-    END IF;
-    IF ex ? 'openHold' THEN
-      PERFORM 1 FROM holds WHERE run_id = rid AND id = (ex->>'openHold')::bigint AND status = 'open';
-      IF NOT FOUND THEN RAISE EXCEPTION 'hold' USING ERRCODE = 'ST002', HINT = rid; END IF;
-    END IF;
-    SELECT status, fence, lease_owner, lost_claims, pause_requested INTO cur FROM runs WHERE id = rid FOR UPDATE;
-    IF NOT FOUND THEN RAISE EXCEPTION 'missing' USING ERRCODE = 'ST003', HINT = rid; END IF;
-    IF ex ? 'lease' AND (cur.fence <> (ex->'lease'->>'fence')::bigint
+${v.v5 ? LOCKED_CHECKS_SQL : UNLOCKED_CHECKS_SQL}    IF ex ? 'lease' AND (cur.fence <> (ex->'lease'->>'fence')::bigint
         OR cur.lease_owner IS DISTINCT FROM ex->'lease'->>'owner' OR cur.status <> 'running') THEN
       RAISE EXCEPTION 'lease' USING ERRCODE = 'ST004', HINT = rid, DETAIL = cur.status;
     END IF;
     IF ex ? 'status' AND NOT (ex->'status' ? cur.status) THEN
       RAISE EXCEPTION 'status' USING ERRCODE = 'ST005', HINT = rid, DETAIL = cur.status;
     END IF;
-
+${v.v5 ? IDEMPOTENCY_SQL : ""}
     -- A step commit asks for lost_claims 0, almost always already so: a no-op update is skipped.
     IF (p - 'lostClaims') <> '{}'::jsonb OR (p ? 'lostClaims' AND (p->>'lostClaims')::int <> cur.lost_claims) THEN
       UPDATE runs SET
@@ -172,7 +226,7 @@ function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): strin
       wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL;
     END IF;
 
-    -- Resolving a wait also completes its journal step with the result as its output.
+${v.v5 ? REOPEN_SQL : ""}    -- Resolving a wait also completes its journal step with the result as its output.
     IF m ? 'resolveWaits' THEN
     FOR x IN SELECT * FROM jsonb_array_elements(m->'resolveWaits') LOOP
       UPDATE waits SET status = x->>'status', result = x->>'result', resolved_at = now_ms, resolved_by = x->>'by'
@@ -212,7 +266,7 @@ function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): strin
     END LOOP;
     END IF;
 
-    IF m ? 'events' THEN
+${v.v5 ? DELETE_EVENTS_SQL : ""}    IF m ? 'events' THEN
     INSERT INTO events (run_id, type, at, data)
       SELECT rid, e->>'type', now_ms, coalesce(e->'data', '{}'::jsonb)::text
       FROM jsonb_array_elements(m->'events') WITH ORDINALITY AS t(e, i) ORDER BY i;
@@ -223,18 +277,15 @@ function applyMutationSql(v: { orReplace: boolean; checkpoint: boolean }): strin
   $$;`;
 }
 
-const FUNCTIONS = `
-  -- The database's clock: lease expiry is judged by it, never by a worker's clock.
-  CREATE FUNCTION stead_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
-    SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
-  $$;
+/** Precondition SQLSTATEs: wait, hold, missing, lease, status; migration 5 adds ST006, idempotency. */
+const PRECONDITIONS_V1 = ["ST001", "ST002", "ST003", "ST004", "ST005"];
+const PRECONDITIONS_V5 = [...PRECONDITIONS_V1, "ST006"];
 
-  -- Preconditions fail with SQLSTATE ST001..ST005 (wait, hold, missing, lease, status); the run's
-  -- id travels in HINT and its current status in DETAIL.
-${applyMutationSql({ orReplace: false, checkpoint: false })}
-
-  -- Applies units (arrays of mutations) in the caller's transaction; returns one result per unit.
-  CREATE FUNCTION stead_commit(units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+/** stead_commit as migration 1 created it, and as migration 5 replaces it (one more precondition code). */
+function commitSql(v: { orReplace: boolean; codes: readonly string[] }): string {
+  const when = v.codes.map((c) => `SQLSTATE '${c}'`).join(" OR ");
+  return `  -- Applies units (arrays of mutations) in the caller's transaction; returns one result per unit.
+  CREATE ${v.orReplace ? "OR REPLACE " : ""}FUNCTION stead_commit(units jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
   DECLARE
     u jsonb;
     m jsonb;
@@ -257,7 +308,7 @@ ${applyMutationSql({ orReplace: false, checkpoint: false })}
             BEGIN
               r := stead_apply_mutation(m, now_ms);
               unit_wake := unit_wake OR (r->>'wake')::boolean;
-            EXCEPTION WHEN SQLSTATE 'ST001' OR SQLSTATE 'ST002' OR SQLSTATE 'ST003' OR SQLSTATE 'ST004' OR SQLSTATE 'ST005' THEN
+            EXCEPTION WHEN ${when} THEN
               NULL;
             END;
           ELSE
@@ -268,7 +319,7 @@ ${applyMutationSql({ orReplace: false, checkpoint: false })}
         END LOOP;
         wake := wake OR unit_wake;
         results := results || jsonb_build_array(jsonb_build_object('ok', true, 'pauseRequested', pause));
-      EXCEPTION WHEN SQLSTATE 'ST001' OR SQLSTATE 'ST002' OR SQLSTATE 'ST003' OR SQLSTATE 'ST004' OR SQLSTATE 'ST005' THEN
+      EXCEPTION WHEN ${when} THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT, detail = PG_EXCEPTION_DETAIL;
         results := results || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object('ok', false, 'reason', msg, 'runId', hint, 'status', nullif(detail, ''))));
       END;
@@ -279,6 +330,19 @@ ${applyMutationSql({ orReplace: false, checkpoint: false })}
   END
   $$;
 `;
+}
+
+const FUNCTIONS = `
+  -- The database's clock: lease expiry is judged by it, never by a worker's clock.
+  CREATE FUNCTION stead_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+    SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+  $$;
+
+  -- Preconditions fail with SQLSTATE ST001..ST005 (wait, hold, missing, lease, status); the run's
+  -- id travels in HINT and its current status in DETAIL.
+${applyMutationSql({ orReplace: false, checkpoint: false })}
+
+${commitSql({ orReplace: false, codes: PRECONDITIONS_V1 })}`;
 
 const COMMIT_LOG = `
   -- Each group commit's results, under a token the writer chose: when the reply to a COMMIT is
@@ -423,11 +487,37 @@ const CHECKPOINTS = `
 ${applyMutationSql({ orReplace: true, checkpoint: true })}
 `;
 
+const IDEMPOTENCY = `
+  -- One row per (verb, scope, key): a repeated command finds its first result here.
+  CREATE TABLE idempotency_keys (
+    verb TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    result TEXT NOT NULL,
+    actor TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (verb, scope, key)
+  );
+  CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at);
+  -- Live model text is deleted once its step is journaled (Mutation.deleteEvents): only the
+  -- in-flight and cut-off ones are ever in this index.
+  CREATE INDEX events_compactable ON events (run_id, seq) WHERE type = 'model.delta';
+
+  -- Migration 4's function with idempotency keys, reopened waits and compacted events; and
+  -- stead_commit catching the new precondition (ST006).
+${applyMutationSql({ orReplace: true, checkpoint: true, v5: true })}
+
+${commitSql({ orReplace: true, codes: PRECONDITIONS_V5 })}`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG },
   { version: 2, name: "sessions and turns; quota waits", sql: SESSIONS },
   { version: 3, name: "workspaces: snapshots and content-addressed blobs", sql: WORKSPACES },
   { version: 4, name: "checkpoint metadata beside journal steps", sql: CHECKPOINTS },
+  { version: 5, name: "idempotency keys of control commands; compactable live events", sql: IDEMPOTENCY },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { checkEventDeletes } from "../event-deletes.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
@@ -17,6 +18,8 @@ import type {
   EventWrite,
   HoldFilter,
   HoldRow,
+  IdempotencyRow,
+  IdempotencyWrite,
   LeaseInfo,
   NewRun,
   RunFilter,
@@ -33,7 +36,7 @@ import type {
   WorkerAttachment,
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
-import { storageFull, type StorageCheck } from "../faults.js";
+import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
 
 export interface PostgresStoreOptions {
@@ -363,7 +366,7 @@ export class PostgresStore implements Store {
    * end, and its INSERT (a new statement, so a new snapshot under READ COMMITTED) then sees this
    * turn. The unique index runs_session_turn backs it up.
    */
-  async createRun(run: NewRun, events: EventWrite[]): Promise<RunRow> {
+  async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const sessionId = run.sessionId ?? null;
     return this.transaction(async (c) => {
       if (sessionId !== null) await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, sessionId]);
@@ -378,8 +381,11 @@ export class PostgresStore implements Store {
       if (!row) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
       }
-      // The run exists now: the journal and events go through the same function as every commit.
-      await c.query("SELECT stead_commit($1::jsonb)", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events }]])]);
+      // The run exists now: the journal, events and key go through the same function as every commit.
+      const applied = await c.query("SELECT stead_commit($1::jsonb) AS r", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events, ...(idempotency ? { idempotency } : {}) }]])]);
+      const [result] = parseResults((applied.rows[0] as { r?: unknown } | undefined)?.r, [[]]);
+      // Thrown inside the transaction: the run's insert is rolled back with it.
+      if (idempotency && result && !result.ok) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
       if ((run.status ?? "pending") === "pending") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
       return toRun(row);
     });
@@ -395,6 +401,7 @@ export class PostgresStore implements Store {
     if (units.length === 0) return [];
     for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
     checkSnapshotWrites(units);
+    checkEventDeletes(units);
     // Snapshots and new runs' workspaces are applied by a wrapper around stead_commit_logged (migration 3).
     const fn = units.some((u) => u.some((m) => m.snapshots?.length || m.newRuns?.some((r) => r.workspace != null))) ? "stead_commit_workspace" : "stead_commit_logged";
     const payload = JSON.stringify(units);
@@ -468,6 +475,16 @@ export class PostgresStore implements Store {
         await sleep(Math.min(2000, 25 * 2 ** attempt));
       }
     }
+  }
+
+  async idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
+    const [r] = await this.query("SELECT * FROM idempotency_keys WHERE verb = $1 AND scope = $2 AND key = $3 AND expires_at > stead_now_ms()", [verb, scope, key]);
+    return r ? toIdempotency(r) : undefined;
+  }
+
+  async pruneIdempotencyKeys(): Promise<number> {
+    const [r] = await this.query("WITH d AS (DELETE FROM idempotency_keys WHERE expires_at <= stead_now_ms() RETURNING 1) SELECT count(*)::int AS n FROM d");
+    return Number(r?.n ?? 0);
   }
 
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
@@ -912,7 +929,7 @@ function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
     if (r.ok) return { ok: true, pauseRequested: r.pauseRequested === true };
     return {
       ok: false,
-      reason: (r.reason ?? "missing") as "lease" | "status" | "wait" | "hold" | "missing",
+      reason: (r.reason ?? "missing") as Extract<UnitResult, { ok: false }>["reason"],
       runId: r.runId ?? u[0]?.runId ?? "",
       ...(r.status ? { status: r.status as RunStatus } : {}),
     };

@@ -158,6 +158,29 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE steps ADD COLUMN checkpoint TEXT;
     `,
   },
+  {
+    version: 5,
+    name: "idempotency keys of control commands; compactable live events",
+    sql: `
+      -- One row per (verb, scope, key): a repeated command finds its first result here.
+      CREATE TABLE idempotency_keys (
+        verb TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        result TEXT NOT NULL,
+        actor TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (verb, scope, key)
+      );
+      CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at);
+      -- Live model text is deleted once its step is journaled (Mutation.deleteEvents): only the
+      -- in-flight and cut-off ones are ever in this index.
+      CREATE INDEX events_compactable ON events (run_id, seq) WHERE type = 'model.delta';
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

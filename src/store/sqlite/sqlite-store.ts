@@ -11,6 +11,8 @@ import type {
   EventWrite,
   HoldFilter,
   HoldRow,
+  IdempotencyRow,
+  IdempotencyWrite,
   LeaseInfo,
   Mutation,
   NewRun,
@@ -28,12 +30,13 @@ import type {
   WaitRow,
 } from "../types.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
-import { storageFull, storeLost, type StorageCheck } from "../faults.js";
-import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
+import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
 import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { checkEventDeletes } from "../event-deletes.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -361,8 +364,9 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toEvent));
   }
 
-  async createRun(run: NewRun, events: EventWrite[]): Promise<RunRow> {
+  async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const row = this.written(() => this.db.transaction(() => {
+      if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
         throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
           runId: run.id,
@@ -424,8 +428,29 @@ export class SqliteStore implements Store {
     for (const e of events) s.run(runId, e.type, at, JSON.stringify(e.data ?? {}));
   }
 
+  /** Records a key unless one is recorded and unexpired; false then. An expired one is replaced. */
+  private recordKey(k: IdempotencyWrite, now: number): boolean {
+    const r = this.stmt(
+      `INSERT INTO idempotency_keys (verb, scope, key, digest, summary, result, actor, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (verb, scope, key) DO UPDATE SET digest = excluded.digest, summary = excluded.summary, result = excluded.result,
+         actor = excluded.actor, created_at = excluded.created_at, expires_at = excluded.expires_at
+       WHERE idempotency_keys.expires_at <= excluded.created_at`,
+    ).run(k.verb, k.scope, k.key, k.digest, k.summary, k.result, k.actor, now, now + k.ttlMs);
+    return r.changes > 0;
+  }
+
+  idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
+    const r = this.stmt("SELECT * FROM idempotency_keys WHERE verb = ? AND scope = ? AND key = ? AND expires_at > ?").get(verb, scope, key, Date.now()) as Raw | undefined;
+    return Promise.resolve(r ? toIdempotency(r) : undefined);
+  }
+
+  async pruneIdempotencyKeys(): Promise<number> {
+    return Promise.resolve(this.written(() => this.stmt("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(Date.now()).changes));
+  }
+
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     checkSnapshotWrites(units);
+    checkEventDeletes(units);
     return Promise.resolve(this.written(() => this.commitTransaction().immediate(units, Date.now(), options.beforeCommit)));
   }
 
@@ -474,6 +499,13 @@ export class SqliteStore implements Store {
   /** Returns the run's pause flag after the update. Throws PreconditionFailed, which rolls back the savepoint. */
   private applyMutation(m: Mutation, now: number): { pauseRequested: boolean } | undefined {
     const ex = m.expect ?? {};
+    // Every commit runs in a BEGIN IMMEDIATE transaction: the write lock is held from its start, so
+    // these reads and the writes after them are atomic; no claim or answer can slip in between.
+    // Checked in the order the Postgres store checks them, so both report the same reason.
+    const cur = this.stmt("SELECT status, fence, lease_owner, lost_claims, pause_requested FROM runs WHERE id = ?").get(m.runId) as
+      | Raw
+      | undefined;
+    if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
     if (ex.openWait !== undefined) {
       const w = this.stmt("SELECT status FROM waits WHERE run_id = ? AND name = ?").get(m.runId, ex.openWait) as Raw | undefined;
       if (!w || w.status !== "open") throw new PreconditionFailed({ ok: false, reason: "wait", runId: m.runId });
@@ -482,18 +514,12 @@ export class SqliteStore implements Store {
       const h = this.stmt("SELECT status FROM holds WHERE run_id = ? AND id = ?").get(m.runId, ex.openHold) as Raw | undefined;
       if (!h || h.status !== "open") throw new PreconditionFailed({ ok: false, reason: "hold", runId: m.runId });
     }
-
-    // Every commit runs in a BEGIN IMMEDIATE transaction: the write lock is held from its start, so
-    // this read of the fence and the writes after it are atomic; no claim can slip in between.
-    const cur = this.stmt("SELECT status, fence, lease_owner, lost_claims, pause_requested FROM runs WHERE id = ?").get(m.runId) as
-      | Raw
-      | undefined;
-    if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
     const status = String(cur.status) as RunStatus;
     if (ex.lease && (Number(cur.fence) !== ex.lease.fence || cur.lease_owner !== ex.lease.owner || status !== "running")) {
       throw new PreconditionFailed({ ok: false, reason: "lease", runId: m.runId, status });
     }
     if (ex.status && !ex.status.includes(status)) throw new PreconditionFailed({ ok: false, reason: "status", runId: m.runId, status });
+    if (m.idempotency && !this.recordKey(m.idempotency, now)) throw new PreconditionFailed({ ok: false, reason: "idempotency", runId: m.runId, status });
 
     const sets: string[] = [];
     const params: unknown[] = [];
@@ -530,6 +556,10 @@ export class SqliteStore implements Store {
       );
       for (const w of m.waits) s.run(m.runId, w.name, w.kind, w.seq, w.request ?? null, w.wakeAt ?? null, now);
     }
+    if (m.reopenWaits?.length) {
+      const s = this.stmt("UPDATE waits SET status = 'open', result = NULL, resolved_at = NULL, resolved_by = NULL WHERE run_id = ? AND name = ? AND status = 'cancelled'");
+      for (const name of m.reopenWaits) s.run(m.runId, name);
+    }
     if (m.resolveWaits?.length) {
       const s = this.stmt(
         "UPDATE waits SET status = ?, result = ?, resolved_at = ?, resolved_by = ? WHERE run_id = ? AND name = ? AND status = 'open'",
@@ -560,6 +590,14 @@ export class SqliteStore implements Store {
         if (r.sessionId != null) throw sessionInNewRuns(r.id);
         if (!this.stmt("SELECT 1 FROM runs WHERE id = ?").get(r.id)) this.insertRun(r);
       }
+    }
+    if (m.deleteEvents) {
+      // The predicate repeats events_compactable's (migration 5) so the partial index serves it.
+      this.stmt("DELETE FROM events WHERE run_id = ? AND type = 'model.delta' AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?").run(
+        m.runId,
+        m.deleteEvents.step,
+        m.deleteEvents.attempt,
+      );
     }
     this.insertEvents(m.runId, m.events, now);
     return { pauseRequested };

@@ -14,7 +14,7 @@ import type { RowKey, TransferRow, TransferTable, TransferValue } from "../types
  * A dump of an older schema is still read: a column a later migration added says so (`since`),
  * and an older dump's rows, which lack it, hold null in it.
  */
-export const TRANSFER_SCHEMA_VERSION = 4;
+export const TRANSFER_SCHEMA_VERSION = 5;
 
 /** `bytes`: SQLite BLOB, Postgres BYTEA; a transfer row carries it as base64 text. */
 export type ColumnKind = "text" | "int" | "bool" | "bytes";
@@ -149,6 +149,21 @@ export const TABLE_SCHEMAS = {
       c("notes", "text", true),
       c("checkpoint", "text", true),
       c("created_at", "int"),
+    ],
+  },
+  // Added by migration 5: a dump of an older schema has none of its rows.
+  idempotency_keys: {
+    key: ["verb", "scope", "key"],
+    columns: [
+      c("verb", "text"),
+      c("scope", "text"),
+      c("key", "text"),
+      c("digest", "text"),
+      c("summary", "text"),
+      c("result", "text"),
+      c("actor", "text", true),
+      c("created_at", "int"),
+      c("expires_at", "int"),
     ],
   },
 } as const satisfies Record<TransferTable, TableSchema>;

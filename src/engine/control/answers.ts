@@ -1,0 +1,148 @@
+import { SteadError } from "../../errors.js";
+import type { Store, WaitRow } from "../../store/types.js";
+import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
+import { encodePayload } from "../payload.js";
+import { toolDecisionFields } from "../tool-decisions.js";
+import { resolveWaitUnit } from "../waits.js";
+import { atText, byText, commitOne, keyed, raced, requireRun, type KeyOption } from "./common.js";
+
+/** Answers to what a run waits for: approvals (approve, deny) and signals. */
+
+export interface Decision {
+  by?: string | null;
+  reason?: string | null;
+  /** Tool approvals only: replacement arguments, validated against the tool's input schema (an invalid edit is refused, the wait stays open). */
+  input?: unknown;
+  /** Tool approvals only: "run" approves every later call of the same tool in this run. Default "once". */
+  scope?: "once" | "run";
+}
+
+export interface DecisionResult {
+  runId: string;
+  wait: string;
+  approved: boolean;
+  /** Who made the decision that stands (the first one, when `already`). */
+  by: string | null;
+  at: number;
+}
+
+export interface SignalResult {
+  runId: string;
+  wait: string;
+  by: string | null;
+  at: number;
+}
+
+async function waitOf(store: Store, runId: string, name: string): Promise<{ status: string; waits: WaitRow[]; wait: WaitRow | undefined }> {
+  const run = await requireRun(store, runId);
+  const waits = await store.waits(runId);
+  return { status: run.status, waits, wait: waits.find((x) => x.name === name) };
+}
+
+function notWaiting(runId: string, status: string, name: string, kind: string, waits: WaitRow[]): SteadError {
+  const open = waits.filter((x) => x.status === "open");
+  const list = open.length ? open.map((x) => `${x.kind} "${x.name}"`).join(", ") : "nothing";
+  return new SteadError("STEAD_WAIT_NOT_FOUND", `run ${runId} (${status}) is not waiting for ${kind} "${name}"; it waits for ${list}`, {
+    runId,
+    wait: name,
+    fix: `see what it waits for with \`stead why ${runId}\``,
+  });
+}
+
+interface Recorded {
+  approved?: unknown;
+  by?: unknown;
+  at?: unknown;
+  input?: unknown;
+  scope?: unknown;
+}
+
+function recordedOf(w: WaitRow): Recorded {
+  try {
+    return (JSON.parse(w.result ?? "null") as Recorded | null) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A decision already recorded on this approval: the same one again succeeds (`already`); another
+ * is refused naming who decided what, and when. Undefined: the approval is not decided.
+ */
+function decidedAlready(runId: string, name: string, approved: boolean, d: Decision, w: WaitRow | undefined): Replayable<DecisionResult> | undefined {
+  if (!w || w.kind !== "approval" || w.status !== "resolved") return undefined;
+  const rec = recordedOf(w);
+  const same = rec.approved === approved && sameArgs(rec.input, d.input) && (rec.scope ?? "once") === (d.scope ?? "once");
+  const by = typeof rec.by === "string" ? rec.by : w.resolvedBy;
+  const at = typeof rec.at === "number" ? rec.at : (w.resolvedAt ?? 0);
+  if (same) return { runId, wait: name, approved, by, at, already: true };
+  const what = rec.approved === true ? (rec.input !== undefined ? "approved with edited arguments" : "approved") : "denied";
+  throw new SteadError("STEAD_INVALID_STATE", `"${name}" on run ${runId} was already ${what}${byText(by)}${atText(at)}; a decision stands once made`, {
+    runId,
+    wait: name,
+    fix: `see what the run did with it: stead why ${runId}`,
+  });
+}
+
+export async function decide(store: Store, runId: string, name: string, approved: boolean, d: Decision = {}, limit = Infinity, key?: KeyOption): Promise<Replayable<DecisionResult>> {
+  const args = { wait: name, approved, reason: d.reason ?? null, input: d.input, scope: d.scope };
+  return onceByKey<DecisionResult>(store, keyed(key, approved ? "approve" : "deny", runId, args, d.by ?? null), async (keyWrite) => {
+    const { status, waits, wait } = await waitOf(store, runId, name);
+    const already = decidedAlready(runId, name, approved, d, wait);
+    if (already) return already;
+    if (!wait || wait.status !== "open" || wait.kind !== "approval") throw notWaiting(runId, status, name, "approval", waits);
+    const at = Date.now();
+    const tool = toolDecisionFields(runId, name, wait.request, approved, d);
+    const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...tool }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
+    const outcome: DecisionResult = { runId, wait: name, approved, by: d.by ?? null, at };
+    const unit = resolveWaitUnit(runId, name, result, d.by ?? null, {
+      type: approved ? "approval.approved" : "approval.denied",
+      data: { wait: name, by: d.by ?? null, reason: d.reason ?? null, ...(tool.input !== undefined ? { edited: true } : {}), ...(tool.scope ? { scope: tool.scope } : {}) },
+    });
+    if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);
+    const r = await commitOne(store, unit);
+    if (!r.ok) {
+      // Another decision landed first: the same one is this one's too; another is refused by name.
+      const again = decidedAlready(runId, name, approved, d, (await waitOf(store, runId, name)).wait);
+      if (again) return again;
+      throw raced(runId, r, `deciding "${name}"`);
+    }
+    return { ...outcome, already: false };
+  });
+}
+
+function signalledAlready(runId: string, name: string, payload: unknown, w: WaitRow | undefined): Replayable<SignalResult> | undefined {
+  if (!w || w.kind !== "signal" || w.status !== "resolved") return undefined;
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(w.result ?? "null");
+  } catch {
+    recorded = w.result;
+  }
+  if (sameArgs(recorded, payload)) return { runId, wait: name, by: w.resolvedBy, at: w.resolvedAt ?? 0, already: true };
+  throw new SteadError("STEAD_INVALID_STATE", `signal "${name}" of run ${runId} was already delivered${byText(w.resolvedBy)}${atText(w.resolvedAt)}, with another payload`, {
+    runId,
+    wait: name,
+    fix: `a signal is delivered once; see what the run did with it: stead why ${runId}`,
+  });
+}
+
+export async function signal(store: Store, runId: string, name: string, payload: unknown, limit: number, by: string | null = null, key?: KeyOption): Promise<Replayable<SignalResult>> {
+  return onceByKey<SignalResult>(store, keyed(key, "signal", runId, { wait: name, payload }, by), async (keyWrite) => {
+    const { status, waits, wait } = await waitOf(store, runId, name);
+    const already = signalledAlready(runId, name, payload, wait);
+    if (already) return already;
+    if (!wait || wait.status !== "open" || wait.kind !== "signal") throw notWaiting(runId, status, name, "signal", waits);
+    const result = encodePayload(payload, `signal "${name}"`, limit, { runId, stepId: name }) ?? "null";
+    const outcome: SignalResult = { runId, wait: name, by, at: Date.now() };
+    const unit = resolveWaitUnit(runId, name, result, by, { type: "signal.received", data: { wait: name, by } });
+    if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);
+    const r = await commitOne(store, unit);
+    if (!r.ok) {
+      const again = signalledAlready(runId, name, payload, (await waitOf(store, runId, name)).wait);
+      if (again) return again;
+      throw raced(runId, r, `delivering signal "${name}"`);
+    }
+    return { ...outcome, already: false };
+  });
+}

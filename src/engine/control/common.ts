@@ -1,0 +1,73 @@
+import { SteadError } from "../../errors.js";
+import type { EventRow, Mutation, RunRow, Store, UnitResult } from "../../store/types.js";
+import { keyTaken } from "../../store/faults.js";
+import type { ControlVerb, KeyedCall } from "../idempotency.js";
+import { showId } from "../ids.js";
+
+/**
+ * What every control command shares. Each command reads, decides, then commits one unit whose
+ * preconditions (status, open wait, open hold) make it refuse a run that changed in between, with
+ * the command's idempotency key (if any) in the same unit.
+ */
+
+/** A caller's idempotency key for one command, and how long it is kept. */
+export interface KeyOption {
+  key: string;
+  ttlMs: number;
+}
+
+export function keyed(k: KeyOption | undefined, verb: ControlVerb, scope: string, args: unknown, by: string | null): KeyedCall | undefined {
+  return k ? { verb, scope, key: k.key, args, by, ttlMs: k.ttlMs } : undefined;
+}
+
+export async function requireRun(store: Store, runId: string): Promise<RunRow> {
+  const run = await store.getRun(runId);
+  if (!run) {
+    throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${showId(runId)}`, { runId, fix: "list runs with `stead ps`" });
+  }
+  return run;
+}
+
+export function raced(runId: string, r: UnitResult, what: string): SteadError {
+  return new SteadError("STEAD_INVALID_STATE", `run ${runId} changed while ${what} (${r.ok ? "ok" : r.reason}); nothing was written`, {
+    runId,
+    fix: "look at it again with `stead why " + runId + "` and retry",
+  });
+}
+
+/** Commits one unit; a unit refused for its idempotency key means a concurrent call with the key won. */
+export async function commitOne(store: Store, unit: Mutation[]): Promise<UnitResult> {
+  const [r] = await store.commit([unit]);
+  const result = r ?? { ok: false, reason: "missing", runId: unit[0]?.runId ?? "" };
+  const key = unit.find((m) => m.idempotency)?.idempotency;
+  if (!result.ok && result.reason === "idempotency" && key) throw keyTaken(key.verb, key.scope, key.key);
+  return result;
+}
+
+export function stateError(run: RunRow, verb: string, fix: string): SteadError {
+  return new SteadError("STEAD_INVALID_STATE", `cannot ${verb} run ${run.id}: it is ${run.status}`, { runId: run.id, status: run.status, fix });
+}
+
+/** The latest event of `type` of a run, if any (who did what, and when). */
+export async function lastEvent(store: Store, runId: string, type: string): Promise<EventRow | undefined> {
+  let last: EventRow | undefined;
+  for (let after = 0; ; ) {
+    const page = await store.events({ runId, afterSeq: after, limit: 1000 });
+    for (const e of page) if (e.type === type) last = e;
+    const end = page[page.length - 1];
+    if (page.length < 1000 || !end) return last;
+    after = end.seq;
+  }
+}
+
+export function dataOf(e: EventRow | undefined): Record<string, unknown> {
+  if (!e) return {};
+  try {
+    return JSON.parse(e.data) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+export const byText = (by: unknown): string => (typeof by === "string" && by ? ` by ${by}` : "");
+export const atText = (at: unknown): string => (typeof at === "number" ? ` at ${new Date(at).toISOString()}` : "");

@@ -1,0 +1,197 @@
+import { SteadError } from "../../errors.js";
+import type { Mutation, RunRow, StepRow, Store } from "../../store/types.js";
+import { TERMINAL_STATUSES } from "../../store/types.js";
+import { onceByKey, type Replayable } from "../idempotency.js";
+import { decodeError } from "../payload.js";
+import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
+
+/**
+ * Bringing runs back: a paused run resumed; a cancelled run resumed from its last completed step
+ * (with the children its cancellation ended); a failed run's failed step given a new attempt.
+ * A failed or cancelled run nobody brings back stays ended for every other purpose.
+ */
+
+export interface ResumeResult {
+  runId: string;
+  /** Where the run was resumed from ("held": a definition_changed hold released by accepting the change). */
+  from: "paused" | "pause-requested" | "cancelled" | "held";
+  /** Every run made runnable again: the run, and for a cancelled one the children cancelled with it. */
+  resumed: string[];
+}
+
+export async function resume(store: Store, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<ResumeResult>> {
+  return onceByKey<ResumeResult>(store, keyed(key, "resume", runId, {}, by), async (keyWrite) => {
+    const run = await requireRun(store, runId);
+    const withKey = (m: Mutation, outcome: ResumeResult): Mutation => (keyWrite ? { ...m, idempotency: keyWrite(outcome) } : m);
+    if (run.status === "paused") {
+      const outcome: ResumeResult = { runId, from: "paused", resumed: [runId] };
+      // Back to pending even if a wait is still open: replay reaches it and parks again.
+      const r = await commitOne(store, [withKey({ runId, expect: { status: ["paused"] }, run: { status: "pending", pauseRequested: false }, events: [{ type: "run.resumed", data: { from: "paused", by } }] }, outcome)]);
+      if (!r.ok) throw raced(runId, r, "resuming");
+      return { ...outcome, already: false };
+    }
+    if (run.status === "running" && run.pauseRequested) {
+      const outcome: ResumeResult = { runId, from: "pause-requested", resumed: [runId] };
+      const r = await commitOne(store, [withKey({ runId, expect: { status: ["running"] }, run: { pauseRequested: false }, events: [{ type: "run.resumed", data: { from: "pause-requested", by } }] }, outcome)]);
+      if (!r.ok) throw raced(runId, r, "resuming");
+      return { ...outcome, already: false };
+    }
+    if (run.status === "cancelled") return resumeCancelled(store, run, by, keyWrite);
+    if (run.status === "held") {
+      throw stateError(run, "resume", `it is on hold: release it with \`stead release ${runId} <hold> --choice ...\` (see \`stead why ${runId}\`)`);
+    }
+    // Resumed already (a repeat of the same command): say so, with who did it.
+    const last = dataOf(await lastEvent(store, runId, "run.resumed"));
+    if (!TERMINAL_STATUSES.includes(run.status) && (last.from === "paused" || last.from === "pause-requested" || last.from === "cancelled")) {
+      return { runId, from: last.from, resumed: [], already: true };
+    }
+    throw stateError(run, "resume", "only paused or cancelled runs can be resumed (a failed one is retried: `stead retry <run>`)");
+  });
+}
+
+/** The runs a cancellation of `root` ended, by the `via` it recorded on each. */
+async function cancelledWith(store: Store, root: RunRow): Promise<RunRow[]> {
+  const tree: RunRow[] = [root];
+  for (let i = 0; i < tree.length; i++) {
+    const parent = tree[i];
+    if (!parent) continue;
+    for (const child of await store.listRuns({ parentId: parent.id, limit: 100_000 })) {
+      if (child.status !== "cancelled") continue;
+      const e = dataOf(await lastEvent(store, child.id, "run.cancelled"));
+      if (e.via === root.id) tree.push(child);
+    }
+  }
+  return tree;
+}
+
+/** Refuses to bring back a child whose parent has gone on without it, or a session turn a later turn has run after. */
+async function mayComeBack(store: Store, run: RunRow, verb: string): Promise<void> {
+  if (run.parentId && run.parentStepId) {
+    const parent = await store.getRun(run.parentId);
+    const wait = (await store.waits(run.parentId)).find((w) => w.name === run.parentStepId);
+    if (parent && wait?.status === "resolved") {
+      throw new SteadError("STEAD_INVALID_STATE", `cannot ${verb} run ${run.id}: its parent ${parent.id} was told how it ended and has moved on (it is ${parent.status})`, {
+        runId: run.id,
+        fix: `run it again as a new run instead: stead fork ${run.id}`,
+      });
+    }
+    if (parent && wait?.status === "cancelled") {
+      throw new SteadError("STEAD_INVALID_STATE", `cannot ${verb} run ${run.id}: its parent ${parent.id} was cancelled with it`, {
+        runId: run.id,
+        fix: `resume the parent: stead resume ${parent.id} (the children cancelled with it resume too)`,
+      });
+    }
+  }
+  if (run.sessionId && run.turn !== null) {
+    const later = (await store.listRuns({ sessionId: run.sessionId, limit: 100_000 })).find((t) => t.turn !== null && t.turn > (run.turn ?? 0) && t.fence > 0);
+    if (later) {
+      throw new SteadError("STEAD_INVALID_STATE", `cannot ${verb} run ${run.id}: turn ${run.turn} of session ${run.sessionId} was followed by turn ${later.turn ?? "?"}, which has run since`, {
+        runId: run.id,
+        fix: `send the input again as a new turn: stead send ${run.sessionId} "<text>"`,
+      });
+    }
+  }
+}
+
+async function resumeCancelled(store: Store, root: RunRow, by: string | null, keyWrite: ((r: ResumeResult) => Mutation["idempotency"]) | undefined): Promise<Replayable<ResumeResult>> {
+  await mayComeBack(store, root, "resume");
+  const tree = await cancelledWith(store, root);
+  const inTree = new Set(tree.map((r) => r.id));
+  const unit: Mutation[] = [];
+  for (const r of tree) {
+    const waits = (await store.waits(r.id)).filter((w) => w.status === "cancelled");
+    const reopen: string[] = [];
+    const resolve: NonNullable<Mutation["resolveWaits"]> = [];
+    for (const w of waits) {
+      // A child that ended on its own (not in this tree) answers its wait now: nothing would wake it.
+      const child = w.kind === "child" ? childOf(w.request) : undefined;
+      const ended = child && !inTree.has(child) ? await store.getRun(child) : undefined;
+      if (ended && TERMINAL_STATUSES.includes(ended.status)) {
+        resolve.push({ name: w.name, status: "resolved", result: JSON.stringify(childResult(ended)), by: "stead" });
+      } else reopen.push(w.name);
+    }
+    const held = (await store.holds({ runId: r.id, status: "open" })).length > 0;
+    unit.push({
+      runId: r.id,
+      expect: { status: ["cancelled"] },
+      run: { status: held ? "held" : "pending", error: null, lostClaims: 0 },
+      ...(reopen.length ? { reopenWaits: reopen } : {}),
+      events: [{ type: "run.resumed", data: { from: "cancelled", by, ...(r.id !== root.id ? { via: root.id } : {}) } }],
+    });
+    // Reopened first, then answered: resolving needs an open wait.
+    if (resolve.length) unit.push({ runId: r.id, reopenWaits: resolve.map((x) => x.name), resolveWaits: resolve });
+  }
+  const outcome: ResumeResult = { runId: root.id, from: "cancelled", resumed: tree.map((r) => r.id) };
+  if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);
+  const r = await commitOne(store, unit);
+  if (!r.ok) throw raced(root.id, r, "resuming");
+  return { ...outcome, already: false };
+}
+
+function childOf(request: string | null): string | undefined {
+  try {
+    const c = (JSON.parse(request ?? "null") as { child?: unknown } | null)?.child;
+    return typeof c === "string" ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function childResult(child: RunRow): Record<string, unknown> {
+  if (child.status === "completed") return { status: "completed", output: child.output === null ? undefined : (JSON.parse(child.output) as unknown) };
+  return { status: child.status, error: decodeError(child.error) };
+}
+
+export interface RetryResult {
+  runId: string;
+  /** The failed step given a new attempt; null when the run failed outside any step (it is replayed). */
+  stepId: string | null;
+  attempt: number | null;
+}
+
+const BOOKKEEPING = new Set(["now", "random"]);
+
+/** The failed step a failed run ended with: the one its error names, else the last failed one. */
+function failedStep(run: RunRow, journal: StepRow[]): StepRow | undefined {
+  const named = decodeError(run.error).stepId;
+  const failed = journal.filter((s) => s.status === "failed" && !BOOKKEEPING.has(s.kind));
+  return failed.find((s) => s.stepId === named) ?? failed[failed.length - 1];
+}
+
+/** Gives a failed run's failed step a new attempt (after fixing what made it fail), with nothing before it run again. */
+export async function retry(store: Store, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<RetryResult>> {
+  return onceByKey<RetryResult>(store, keyed(key, "retry", runId, {}, by), async (keyWrite) => {
+    const run = await requireRun(store, runId);
+    if (run.status !== "failed") {
+      const last = dataOf(await lastEvent(store, runId, "run.retried"));
+      if (!TERMINAL_STATUSES.includes(run.status) && "attempt" in last) return { runId, stepId: typeof last.step === "string" ? last.step : null, attempt: typeof last.attempt === "number" ? last.attempt : null, already: true };
+      throw stateError(run, "retry", run.status === "cancelled" ? `resume a cancelled run instead: stead resume ${runId}` : "only failed runs are retried");
+    }
+    await mayComeBack(store, run, "retry");
+    const journal = await store.journal(runId);
+    const step = failedStep(run, journal);
+    const after = step ? journal.filter((s) => s.seq > step.seq) : [];
+    const ran = after.find((s) => !BOOKKEEPING.has(s.kind));
+    if (step && ran) {
+      throw new SteadError("STEAD_INVALID_STATE", `cannot retry run ${runId}: its failed step "${step.stepId}" was followed by "${ran.stepId}", which ran after the failure`, {
+        runId,
+        stepId: step.stepId,
+        fix: `fork the run at the step before it: stead fork ${runId} --at <step>`,
+      });
+    }
+    const outcome: RetryResult = { runId, stepId: step?.stepId ?? null, attempt: step ? step.attempt + 1 : null };
+    const r = await commitOne(store, [
+      {
+        runId,
+        expect: { status: ["failed"] },
+        run: { status: "pending", error: null, output: null, lostClaims: 0 },
+        // A `retry` entry runs again as attempt + 1 on replay; bookkeeping after it is taken afresh.
+        ...(step ? { deleteStepsFrom: step.seq + 1, steps: [{ seq: step.seq, stepId: step.stepId, kind: step.kind, status: "retry" as const, attempt: step.attempt, error: step.error, startedAt: step.startedAt, completedAt: null, checkpoint: step.checkpoint }] } : {}),
+        events: [{ type: "run.retried", data: { step: outcome.stepId, attempt: outcome.attempt, by } }],
+        ...(keyWrite ? { idempotency: keyWrite(outcome) } : {}),
+      },
+    ]);
+    if (!r.ok) throw raced(runId, r, "retrying");
+    return { ...outcome, already: false };
+  });
+}
