@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Command, CommanderError } from "commander";
 import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
@@ -12,7 +13,7 @@ import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
+    return (JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
   } catch {
     return "unknown";
   }
