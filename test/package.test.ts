@@ -190,7 +190,9 @@ beforeAll(async () => {
   for (const [path, entry] of Object.entries(repoLock.packages)) if (path !== "" && !entry.dev) packages[path] = entry;
   writeFileSync(join(app, "package-lock.json"), JSON.stringify({ name: pkg.name, version: pkg.version, lockfileVersion: 3, requires: true, packages }, null, 2) + "\n");
   // Scripts off: better-sqlite3 would compile itself again (a minute); the repository's build is copied in.
-  await ok("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], app, 60_000);
+  await ok("npm", ["ci", "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], app, 60_000).catch((e: unknown) => {
+    throw new Error(`${String(e)}\n(an ENOTCACHED error means npm's cache lacks a dependency: run \`npm ci\` in the repository first)`);
+  });
   const addon = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
   mkdirSync(dirname(join(app, addon)), { recursive: true });
   copyFileSync(join(ROOT, addon), join(app, addon));
