@@ -2,8 +2,9 @@
  * The packed package as a user installs it: `npm pack`, installed offline into a fresh `npm init -y`
  * project (CommonJS: no "type" field) that has an ESM sub-folder of its own. In both folders the
  * README's workflow is started with the project's own `stead`, SIGKILLed mid-run and finished by
- * `stead worker`; an offline agent is cut off the same way and finished; `require("stead")` and
- * `import("stead")` give one SteadError class; and the types resolve under both conditions.
+ * `stead worker`; an offline agent is cut off the same way and finished; `require("stead")`,
+ * `import("stead")` and the CLI's engine share one SteadError class; the types resolve under both
+ * conditions.
  * Node runs with require(esm) switched off where it has the switch, so nothing relies on it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -120,6 +121,20 @@ export const noter = agent("noter", {
 });
 `;
 
+// An error the CLI's engine throws into a definition is an instance of the class the definition imported.
+const PROBE = `import { SteadError, workflow } from "stead";
+
+export const probe = workflow("probe", async (ctx) => {
+  await ctx.step("a", () => 1);
+  try {
+    await ctx.step("a", () => 2);
+    return "no error";
+  } catch (e) {
+    return { instance: e instanceof SteadError, code: (e as SteadError).code };
+  }
+});
+`;
+
 // What each side of the package is: errors thrown through one are instances of the other's class.
 const CHECK_BODY = `
 function thrown(fn) {
@@ -203,6 +218,7 @@ beforeAll(async () => {
   for (const folder of [app, esm]) {
     writeFileSync(join(folder, "triage.ts"), TRIAGE);
     writeFileSync(join(folder, "noter.ts"), NOTER);
+    writeFileSync(join(folder, "probe.ts"), PROBE);
   }
   writeFileSync(join(app, "check.js"), CHECK_CJS);
   writeFileSync(join(esm, "check.js"), CHECK_ESM);
@@ -228,7 +244,7 @@ describe("the packed package in a fresh npm project", () => {
   ])("in %s", (_name, sub) => {
     const folder = () => join(app, sub);
 
-    it("require(\"stead\") and import(\"stead\") give one SteadError class", async () => {
+    it("require(\"stead\"), import(\"stead\") and the CLI's engine share one SteadError class", async () => {
       const r = await run(process.execPath, ["check.js"], folder());
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
@@ -236,6 +252,10 @@ describe("the packed package in a fresh npm project", () => {
       expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_BAD_INPUT", "STEAD_BAD_INPUT"], missingInEsm: [] });
       expect(seen.exported).toBeGreaterThan(20);
       if (REQUIRE_ESM_SWITCH) expect(seen.requireModule).toBe(false);
+
+      const probe = await run(BIN(), ["run", "./probe.ts", "--store", join(folder(), "probe.db")], folder());
+      expect(probe.code).toBe(0);
+      expect(lines(probe.stdout).at(-1)).toBe(JSON.stringify({ instance: true, code: "STEAD_DUPLICATE_STEP_ID" }));
     });
 
     it("the README's workflow and an agent, SIGKILLed mid-run, are finished by `stead worker` without repeating a completed step", async () => {
