@@ -9,6 +9,6 @@ let loaded: ProviderUtils | undefined;
  * startup, which every worker would pay (a recovery's time to first step) even with no agent.
  */
 export function schemaLib(): Pick<ProviderUtils, "asSchema" | "safeValidateTypes"> {
-  loaded ??= createRequire(import.meta.url)("@ai-sdk/provider-utils") as ProviderUtils;
+  loaded ??= createRequire(__filename)("@ai-sdk/provider-utils") as ProviderUtils;
   return loaded;
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Command } from "commander";
 import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
@@ -13,7 +14,7 @@ import { oneLine, reportError } from "./report-error.js";
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
+    return (JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
   } catch {
     return "unknown";
   }

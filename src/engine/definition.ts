@@ -89,7 +89,7 @@ export function callerModule(cut: (...args: never[]) => unknown = workflow): str
   const holder: { stack?: string } = {};
   Error.captureStackTrace(holder, cut);
   const stack = holder.stack?.split("\n").slice(1) ?? [];
-  const self = fileURLToPath(import.meta.url);
+  const self = __filename;
   for (const line of stack) {
     const m = /\(?((?:file:\/\/)?\/[^():]+):\d+:\d+\)?\s*$/.exec(line.trim());
     const loc = m?.[1];

@@ -64,8 +64,8 @@ interface AjvLike {
 let ajvs: { draft7: AjvLike; draft2020: AjvLike } | undefined;
 
 function compile(schema: object): ValidateFunction {
-  // ajv ships CommonJS; createRequire keeps its default export usable from ESM under every loader.
-  const require = createRequire(import.meta.url);
+  // Loaded on first use; `.default` is ajv's class under every loader (plain require, tsx, vitest).
+  const require = createRequire(__filename);
   if (!ajvs) {
     const Ajv = require("ajv") as { default: new (o: object) => AjvLike };
     const Ajv2020 = require("ajv/dist/2020") as { default: new (o: object) => AjvLike };

@@ -954,6 +954,6 @@ let pgLoaded: typeof pg | undefined;
 
 /** The driver, loaded when a Postgres store is opened: an SQLite-only process never pays its import. */
 function pgLib(): typeof pg {
-  pgLoaded ??= createRequire(import.meta.url)("pg") as typeof pg;
+  pgLoaded ??= createRequire(__filename)("pg") as typeof pg;
   return pgLoaded;
 }
