@@ -128,17 +128,19 @@ export class SqliteStore implements Store {
 
   // Async so that a failure reaches the caller as a rejection, never as a synchronous throw.
   async migrate(): Promise<void> {
-    const info = this.readVersion();
-    this.assertReadable(info);
-    if (info.empty) {
-      this.db.transaction(() => {
-        this.db.exec(`
-          CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-          CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
-        `);
-        this.db.prepare("INSERT INTO stead_meta (key, value) VALUES ('marker', ?)").run(STORE_MARKER);
-      }).immediate();
-    }
+    this.assertReadable(this.readVersion());
+    // The emptiness check is inside the write lock: processes that all found no store when they
+    // opened it (several `stead run` started at once in a new directory) create its schema once.
+    this.db.transaction(() => {
+      const info = this.readVersion();
+      this.assertReadable(info);
+      if (!info.empty) return;
+      this.db.exec(`
+        CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+      `);
+      this.db.prepare("INSERT INTO stead_meta (key, value) VALUES ('marker', ?)").run(STORE_MARKER);
+    }).immediate();
     for (const m of MIGRATIONS) {
       this.db.transaction(() => {
         const done = this.db.prepare("SELECT 1 FROM stead_migrations WHERE version = ?").get(m.version);
