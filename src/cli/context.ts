@@ -1,6 +1,7 @@
 import { hostname, userInfo } from "node:os";
 import type { Command } from "commander";
 import { createStead, type Stead } from "../engine/stead.js";
+import { checkPayloadDepth } from "../engine/payload.js";
 import { SteadError } from "../errors.js";
 import { CliExit, EXIT, type ExitCode } from "./exit-codes.js";
 
@@ -39,15 +40,22 @@ export function defaultBy(): string {
   return `${user}@${hostname()}`;
 }
 
-/** Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's complaint. */
+/**
+ * Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's
+ * complaint, and JSON nested deeper than a payload may be is STEAD_PAYLOAD_TOO_DEEP, both before
+ * any store is opened.
+ */
 export function parseJsonArg(text: string, what: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, {
       fix: `quote it for the shell, e.g. ${what} '{"key": "value"}'`,
     });
   }
+  checkPayloadDepth(value, what);
+  return value;
 }
 
 /** A positive integer option (`--limit`, `--concurrency`). */
