@@ -8,9 +8,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { beforeAll, expect, it } from "vitest";
 import { LATEST_VERSION, MIGRATIONS } from "../src/store/sqlite/index.js";
-import { FIXTURES, requireBuild, spawnCli, tempDir } from "./cli-helpers.js";
+import { requireBuild, ROOT, spawnCli, tempDir } from "./cli-helpers.js";
 
-const FIXTURE = join(FIXTURES, "first-start.mjs");
+const FIXTURE = join(ROOT, "test", "fixtures", "first-start.mjs");
 const ROUNDS = 6;
 const PROCESSES = 4;
 

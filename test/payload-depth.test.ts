@@ -8,9 +8,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { workflow, type Stead, type Worker } from "../src/index.js";
-import { cli, dumpStore, FIXTURES, lines, requireBuild, tempDir } from "./cli-helpers.js";
+import { cli, dumpStore, lines, requireBuild, ROOT, tempDir } from "./cli-helpers.js";
 import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
 import { caught, deferred, waitUntil } from "./helpers/waiting.js";
+
+const FIRST_START = join(ROOT, "test", "fixtures", "first-start.mjs");
+const WAITS_SIGNAL = join(ROOT, "test", "fixtures", "waits-signal.mjs");
 
 /** The documented limit (README, "payloads"). */
 const MAX_DEPTH = 512;
@@ -169,20 +172,20 @@ describe("the CLI", () => {
 
   it("refuses a 60,000-deep --input with exit 2 and one line naming the limit, and creates no store", async () => {
     const dir = tempDir("stead-depth-");
-    const r = await cli(["run", join(FIXTURES, "first-start.mjs"), "--input", nestedJson(60_000)], dir);
+    const r = await cli(["run", FIRST_START, "--input", nestedJson(60_000)], dir);
     expect(r.code).toBe(2);
     expect(lines(r.stderr)).toHaveLength(1);
     expect(r.stderr).toMatch(/^stead: --input is nested more than 512 levels deep/);
     expect(r.stderr).not.toContain("internal error");
     expect(existsSync(join(dir, ".stead"))).toBe(false);
-    const ok = await cli(["run", join(FIXTURES, "first-start.mjs"), "--input", nestedJson(MAX_DEPTH)], dir);
+    const ok = await cli(["run", FIRST_START, "--input", nestedJson(MAX_DEPTH)], dir);
     expect({ code: ok.code, stderr: ok.stderr }).toEqual({ code: 0, stderr: "" });
   });
 
   it("refuses a too-deep signal payload with exit 2 and leaves the store as it was", async () => {
     const dir = tempDir("stead-depth-");
     const store = join(dir, "stead.db");
-    const r = await cli(["run", join(FIXTURES, "waits-signal.mjs"), "--store", store, "--id", "r1"], dir);
+    const r = await cli(["run", WAITS_SIGNAL, "--store", store, "--id", "r1"], dir);
     expect(r.code).toBe(3);
     const before = dumpStore(store);
     const sig = await cli(["signal", "r1", "go", nestedJson(5_000), "--store", store], dir);
