@@ -1,3 +1,5 @@
+import { describeThrown } from "./thrown.js";
+
 /**
  * Every user-facing failure is a SteadError with a stable `code`, the ids involved,
  * and a `fix` sentence telling the user what they can do.
@@ -129,10 +131,15 @@ export function isSteadCode(code: unknown): code is SteadErrorCode {
 }
 
 export function isSteadError(e: unknown): e is SteadError {
-  return e instanceof SteadError;
+  try {
+    return e instanceof SteadError;
+  } catch {
+    // A Proxy whose getPrototypeOf trap throws.
+    return false;
+  }
 }
 
+/** A thrown value's message (an Error's `message`, else a description of the value). Never throws. */
 export function errorMessage(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return String(e);
+  return describeThrown(e).message;
 }

@@ -1,4 +1,5 @@
-import { SteadError, errorMessage } from "../errors.js";
+import { SteadError, errorMessage, isSteadCode } from "../errors.js";
+import { describeThrown } from "../thrown.js";
 
 export const DEFAULT_PAYLOAD_LIMIT = 1024 * 1024;
 
@@ -167,7 +168,7 @@ function depthExceeds(root: unknown, max: number): boolean {
   return false;
 }
 
-/** An error as journaled: enough to rethrow an equivalent error on replay. */
+/** An error as journaled: enough to rethrow an equivalent error on replay, and to tell what was thrown. */
 export interface ErrorRecord {
   name: string;
   message: string;
@@ -175,25 +176,34 @@ export interface ErrorRecord {
   /** What the user can do (a SteadError's `fix`), kept so `stead why` can say it long after. */
   fix?: string;
   stack?: string;
+  /** The thrown value's own fields that could be read safely, bounded (not kept for Stead's own errors). */
+  fields?: Record<string, unknown>;
 }
 
+const MAX_ERROR_TEXT = 64 * 1024;
+
+/** Never throws, whatever was thrown (see describeThrown). */
 export function errorRecord(e: unknown): ErrorRecord {
-  if (e instanceof Error) {
-    const code = (e as { code?: unknown }).code;
-    const fix = (e as { fix?: unknown }).fix;
-    return {
-      name: e.name,
-      message: e.message,
-      ...(typeof code === "string" ? { code } : {}),
-      ...(typeof fix === "string" ? { fix } : {}),
-      ...(e.stack ? { stack: e.stack.split("\n").slice(0, 8).join("\n") } : {}),
-    };
+  const d = describeThrown(e);
+  // A Stead error's own fields are ids and details the journal holds already.
+  if (d.fields && isSteadCode(d.code)) {
+    const { fields: _fields, ...rest } = d;
+    return rest;
   }
-  return { name: "Error", message: typeof e === "string" ? e : JSON.stringify(e) ?? String(e) };
+  return d;
 }
 
+/** The journaled text of an error: valid JSON, at most 64 KiB. Never throws. */
 export function encodeError(e: unknown): string {
-  return JSON.stringify(errorRecord(e)).slice(0, 64 * 1024);
+  const rec = errorRecord(e);
+  try {
+    const text = JSON.stringify(rec);
+    if (text.length <= MAX_ERROR_TEXT) return text;
+    const { fields: _fields, stack: _stack, ...rest } = rec;
+    return JSON.stringify({ ...rest, message: rest.message.slice(0, MAX_ERROR_TEXT / 2) });
+  } catch {
+    return JSON.stringify({ name: "Error", message: "a thrown value that cannot be described" });
+  }
 }
 
 export function decodeError(text: string | null): ErrorRecord {
