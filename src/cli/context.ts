@@ -12,12 +12,20 @@ export function storeOption(cmd: Command): string | undefined {
 }
 
 /**
- * Opens the store. Read and answer verbs pass `create: false`: a missing store is STEAD_STORE_MISSING,
- * and a file that is not a Stead store (or is too new) is refused before anything is written.
+ * How a verb opens the store: `true` creates it when missing (run, worker, migrate, import); `false`
+ * changes an existing one (answer and control verbs); `"read"` reads an existing one through a
+ * read-only connection, with no migration (ps, status, why, logs, export …), so that a user who
+ * may only read the store can inspect it.
  */
-export async function openStead(cmd: Command, create: boolean): Promise<Stead> {
+export type StoreAccess = boolean | "read";
+
+/**
+ * Opens the store. Unless it may create it, a missing store is STEAD_STORE_MISSING, and a file that
+ * is not a Stead store (or is too new) is refused before anything is written.
+ */
+export async function openStead(cmd: Command, access: StoreAccess): Promise<Stead> {
   const store = storeOption(cmd);
-  const stead = createStead({ ...(store === undefined ? {} : { store }), create });
+  const stead = createStead({ ...(store === undefined ? {} : { store }), create: access === true, ...(access === "read" ? { readonly: true } : {}) });
   try {
     await stead.ready();
   } catch (e) {
@@ -91,8 +99,8 @@ export function example(cmd: Command, ...lines: string[]): Command {
 }
 
 /** Opens the store, runs `fn`, and closes the store whatever happens. */
-export async function withStead<T>(cmd: Command, create: boolean, fn: (stead: Stead) => Promise<T>): Promise<T> {
-  const stead = await openStead(cmd, create);
+export async function withStead<T>(cmd: Command, access: StoreAccess, fn: (stead: Stead) => Promise<T>): Promise<T> {
+  const stead = await openStead(cmd, access);
   try {
     return await fn(stead);
   } finally {

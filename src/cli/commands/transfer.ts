@@ -35,7 +35,7 @@ export function registerTransfer(program: Command): void {
     .option("--out <file>", "write the dump to this file (default: standard output)")
     .action(
       act(async (o: { out?: string }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           if (o.out === undefined || o.out === "-") {
             const s = await exportStore(stead.store, process.stdout, EXPORT_OPTIONS);
             // Standard output carries the dump: the summary goes to standard error.
