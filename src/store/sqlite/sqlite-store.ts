@@ -183,7 +183,8 @@ export class SqliteStore implements Store {
     try {
       this.applyMigrations();
     } catch (e) {
-      throw this.openError(e);
+      // Only a permission problem is explained here; anything else is the migration's own failure.
+      throw isAccessError(e) ? this.openError(e) : e;
     }
     return Promise.resolve();
   }
