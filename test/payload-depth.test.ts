@@ -8,12 +8,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { workflow, type Stead, type Worker } from "../src/index.js";
-import { cli, dumpStore, lines, requireBuild, ROOT, tempDir } from "./cli-helpers.js";
+import { cli, dumpStore, FIXTURES, lines, requireBuild, tempDir } from "./cli-helpers.js";
 import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
 import { caught, deferred, waitUntil } from "./helpers/waiting.js";
 
-const FIRST_START = join(ROOT, "test", "fixtures", "first-start.mjs");
-const WAITS_SIGNAL = join(ROOT, "test", "fixtures", "waits-signal.mjs");
+const FIRST_START = join(FIXTURES, "first-start.ts");
+const WAITS_SIGNAL = join(FIXTURES, "waits-signal.ts");
 
 /** The documented limit (README, "payloads"). */
 const MAX_DEPTH = 512;

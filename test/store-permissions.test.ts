@@ -17,11 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow, type Stead } from "../src/index.js";
 import { MIGRATIONS as PG_MIGRATIONS } from "../src/store/postgres/migrations.js";
 import { MIGRATIONS } from "../src/store/sqlite/index.js";
-import { BIN, cli, dumpStore, lines, requireBuild, ROOT, tempDir, type CliResult } from "./cli-helpers.js";
+import { BIN, cli, dumpStore, FIXTURES, lines, requireBuild, ROOT, tempDir, type CliResult } from "./cli-helpers.js";
 import { withClient } from "./setup/databases.js";
 import { freshDatabase } from "./setup/postgres.js";
 
-const FIRST_START = join(ROOT, "test", "fixtures", "first-start.mjs");
+const FIRST_START = join(FIXTURES, "first-start.ts");
 const IS_ROOT = process.getuid?.() === 0;
 const NOBODY = { uid: 65534, gid: 65534 };
 
