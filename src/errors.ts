@@ -1,3 +1,5 @@
+import { describeThrown } from "./thrown.js";
+
 /**
  * Every user-facing failure is a SteadError with a stable `code`, the ids involved,
  * and a `fix` sentence telling the user what they can do.
@@ -12,10 +14,14 @@ export type SteadErrorCode =
   | "STEAD_LEASE_LOST"
   | "STEAD_DUPLICATE_STEP_ID"
   | "STEAD_PAYLOAD_TOO_LARGE"
+  | "STEAD_PAYLOAD_TOO_DEEP"
   | "STEAD_NOT_SERIALIZABLE"
   | "STEAD_NOT_A_STORE"
   | "STEAD_STORE_TOO_NEW"
   | "STEAD_STORE_MISSING"
+  | "STEAD_STORE_TOO_OLD"
+  | "STEAD_STORE_NOT_READABLE"
+  | "STEAD_STORE_NOT_WRITABLE"
   | "STEAD_STORE_UNREACHABLE"
   | "STEAD_STORE_LOST"
   | "STEAD_STORAGE_FULL"
@@ -102,10 +108,14 @@ const CODE_TABLE: Record<SteadErrorCode, true> = {
   STEAD_LEASE_LOST: true,
   STEAD_DUPLICATE_STEP_ID: true,
   STEAD_PAYLOAD_TOO_LARGE: true,
+  STEAD_PAYLOAD_TOO_DEEP: true,
   STEAD_NOT_SERIALIZABLE: true,
   STEAD_NOT_A_STORE: true,
   STEAD_STORE_TOO_NEW: true,
   STEAD_STORE_MISSING: true,
+  STEAD_STORE_TOO_OLD: true,
+  STEAD_STORE_NOT_READABLE: true,
+  STEAD_STORE_NOT_WRITABLE: true,
   STEAD_STORE_UNREACHABLE: true,
   STEAD_STORE_LOST: true,
   STEAD_STORAGE_FULL: true,
@@ -133,10 +143,15 @@ export function isSteadCode(code: unknown): code is SteadErrorCode {
 }
 
 export function isSteadError(e: unknown): e is SteadError {
-  return e instanceof SteadError;
+  try {
+    return e instanceof SteadError;
+  } catch {
+    // A Proxy whose getPrototypeOf trap throws.
+    return false;
+  }
 }
 
+/** A thrown value's message (an Error's `message`, else a description of the value). Never throws. */
 export function errorMessage(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return String(e);
+  return describeThrown(e).message;
 }

@@ -1,6 +1,7 @@
 import { hostname, userInfo } from "node:os";
 import type { Command } from "commander";
 import { createStead, type Stead } from "../engine/stead.js";
+import { checkPayloadDepth } from "../engine/payload.js";
 import { SteadError } from "../errors.js";
 import { CliExit, EXIT, type ExitCode } from "./exit-codes.js";
 
@@ -11,12 +12,21 @@ export function storeOption(cmd: Command): string | undefined {
 }
 
 /**
- * Opens the store. Read and answer verbs pass `create: false`: a missing store is STEAD_STORE_MISSING,
- * and a file that is not a Stead store (or is too new) is refused before anything is written.
+ * How a verb opens the store: `true` creates it when missing (run, worker, migrate, import); `false`
+ * changes an existing one (answer and control verbs); `"read"` reads an existing one through a
+ * read-only connection, with no migration (ps, status, why, logs, export …), so that a user who
+ * may only read the store can inspect it.
  */
-export async function openStead(cmd: Command, create: boolean, wait?: WaitForStore): Promise<Stead> {
+export type StoreAccess = boolean | "read";
+
+/**
+ * Opens the store. Unless it may create it, a missing store is STEAD_STORE_MISSING, and a file that
+ * is not a Stead store (or is too new) is refused before anything is written. With `wait`, a store
+ * that cannot be reached yet is tried again until it can (or the wait's timeout).
+ */
+export async function openStead(cmd: Command, access: StoreAccess, wait?: WaitForStore): Promise<Stead> {
   const store = storeOption(cmd);
-  const stead = createStead({ ...(store === undefined ? {} : { store }), create });
+  const stead = createStead({ ...(store === undefined ? {} : { store }), create: access === true, ...(access === "read" ? { readonly: true } : {}) });
   try {
     if (wait) {
       await stead.readyWhenReachable({ ...(wait.connectTimeoutMs === undefined ? {} : { timeoutMs: wait.connectTimeoutMs }), onRetry: wait.onRetry });
@@ -41,15 +51,22 @@ export function defaultBy(): string {
   return `${user}@${hostname()}`;
 }
 
-/** Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's complaint. */
+/**
+ * Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's
+ * complaint, and JSON nested deeper than a payload may be is STEAD_PAYLOAD_TOO_DEEP, both before
+ * any store is opened.
+ */
 export function parseJsonArg(text: string, what: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, {
       fix: `quote it for the shell, e.g. ${what} '{"key": "value"}'`,
     });
   }
+  checkPayloadDepth(value, what);
+  return value;
 }
 
 /** A positive integer option (`--limit`, `--concurrency`). */
@@ -107,8 +124,8 @@ export interface WaitForStore {
 }
 
 /** Opens the store, runs `fn`, and closes the store whatever happens. */
-export async function withStead<T>(cmd: Command, create: boolean, fn: (stead: Stead) => Promise<T>, wait?: WaitForStore): Promise<T> {
-  const stead = await openStead(cmd, create, wait);
+export async function withStead<T>(cmd: Command, access: StoreAccess, fn: (stead: Stead) => Promise<T>, wait?: WaitForStore): Promise<T> {
+  const stead = await openStead(cmd, access, wait);
   try {
     return await fn(stead);
   } finally {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isDefinition, type AnyDefinition } from "../engine/definition.js";
-import { SteadError } from "../errors.js";
+import { SteadError, errorMessage, isSteadError } from "../errors.js";
 
 export interface LoadedFile {
   /** Absolute path. */
@@ -55,8 +55,8 @@ export async function loadFile(path: string): Promise<LoadedFile> {
   try {
     namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (e) {
-    if (e instanceof SteadError) throw e;
-    const msg = e instanceof Error ? e.message : String(e);
+    if (isSteadError(e)) throw e;
+    const msg = errorMessage(e);
     throw new SteadError("STEAD_BAD_INPUT", `cannot load ${path}: ${msg}`, {
       fix: `fix the error in the file; \`npx tsx ${path}\` shows it in full`,
       cause: e,

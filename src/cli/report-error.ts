@@ -1,5 +1,6 @@
 import { CommanderError } from "commander";
 import { CliExit, EXIT } from "./exit-codes.js";
+import { describeThrown } from "../thrown.js";
 
 interface ErrorLike {
   name?: unknown;
@@ -12,7 +13,12 @@ interface ErrorLike {
 /** A SteadError from any copy of this package (a user's workflow may load another). */
 function isSteadErrorLike(e: unknown): e is ErrorLike & { code: string; message: string } {
   const x = e as ErrorLike | null;
-  return typeof x === "object" && x !== null && typeof x.code === "string" && x.code.startsWith("STEAD_") && typeof x.message === "string";
+  try {
+    return typeof x === "object" && x !== null && typeof x.code === "string" && x.code.startsWith("STEAD_") && typeof x.message === "string";
+  } catch {
+    // A thrown value whose getters throw is no SteadError.
+    return false;
+  }
 }
 
 /** Codes that say the store itself failed, not the request: exit code 7. */
@@ -33,9 +39,9 @@ export function reportError(e: unknown): number {
     process.stderr.write(`stead: ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
     return STORE_FAULTS.has(e.code) ? EXIT.store : EXIT.refused;
   }
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`stead: internal error: ${oneLine(message)}\n`);
-  if (process.env.STEAD_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  const described = describeThrown(e);
+  process.stderr.write(`stead: internal error: ${oneLine(described.message)}\n`);
+  if (process.env.STEAD_DEBUG && described.stack) process.stderr.write(`${described.stack}\n`);
   return EXIT.internal;
 }
 

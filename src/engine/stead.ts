@@ -37,8 +37,14 @@ export type WorkerDefaults = Pick<WorkerOptions, "workspace" | "checkpointMetada
 export interface SteadOptions extends WorkerDefaults {
   /** A Store, or a location: an SQLite file path or a postgres:// URL. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
   store?: Store | string;
-  /** Create the store when missing. Default true (the CLI's read verbs pass false). */
+  /** Create the store when missing. Default true (the CLI's read and answer verbs pass false). */
   create?: boolean;
+  /**
+   * Open the store (given as a location) for reading only, as the CLI's read verbs do: no
+   * migration, a store whose schema is older is refused naming `stead migrate`, and SQLite opens a
+   * read-only connection. Implies `create: false`; writes through this instance fail.
+   */
+  readonly?: boolean;
   /** Ceiling for every stored payload, in bytes. Default 1 MiB. Over it, the write fails closed. */
   payloadLimitBytes?: number;
   /** How long a control command's idempotency key is kept (at least). Default 24 hours. */
@@ -103,8 +109,9 @@ export class Stead {
     this.workerDefaults = Object.fromEntries(
       Object.entries({ workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs }).filter(([, v]) => v !== undefined),
     );
-    this.create = options.create ?? true;
-    this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create });
+    const readonly = options.readonly ?? false;
+    this.create = !readonly && (options.create ?? true);
+    this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   }
@@ -114,7 +121,7 @@ export class Stead {
     return options?.idempotencyKey === undefined ? undefined : { key: checkKey(options.idempotencyKey), ttlMs: this.idempotencyTtlMs };
   }
 
-  /** Migrates the store (add-only, one transaction per migration). Called by every method. */
+  /** Migrates the store (add-only, one transaction per migration); a read-only store is only checked. Called by every method. */
   ready(): Promise<void> {
     this.readyPromise ??= (this.create ? this.store.migrate() : this.store.check().then(() => this.store.migrate())).catch((e: unknown) => {
       // A store that was unreachable may be reached by the next call.

@@ -12,6 +12,8 @@ export type { PostgresStoreOptions } from "./postgres/index.js";
 export interface OpenStoreOptions {
   /** Create the store when it does not exist. Default true. */
   create?: boolean;
+  /** Open an existing store for reading only: no migration (an older schema is refused), and for SQLite a read-only connection. */
+  readonly?: boolean;
 }
 
 /**
@@ -20,7 +22,8 @@ export interface OpenStoreOptions {
  */
 export function openStore(location?: string, options: OpenStoreOptions = {}): Store {
   const loc = location ?? process.env.STEAD_DATABASE_URL ?? process.env.STEAD_STORE ?? DEFAULT_SQLITE_PATH;
-  if (/^postgres(ql)?:\/\//i.test(loc)) return new PostgresStore({ connectionString: loc, create: options.create ?? true });
+  const readonly = options.readonly ?? false;
+  if (/^postgres(ql)?:\/\//i.test(loc)) return new PostgresStore({ connectionString: loc, create: options.create ?? true, readonly });
   const path = loc.startsWith("file:") ? loc.slice("file:".length) : loc;
-  return new SqliteStore({ path, create: options.create ?? true });
+  return new SqliteStore({ path, create: options.create ?? true, readonly });
 }

@@ -61,7 +61,7 @@ export function registerInspect(program: Command): void {
       act(async (o: { status?: string; limit: string; json?: boolean }, cmd: Command) => {
         const status = o.status === undefined ? undefined : parseStatuses(o.status);
         const limit = parsePositiveInt(o.limit, "--limit");
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const runs = await stead.list({ ...(status ? { status } : {}), limit });
           const rows = await Promise.all(runs.map((r) => summary(stead, r)));
           if (o.json) return printJson(rows);
@@ -91,7 +91,7 @@ export function registerInspect(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const run = await stead.get(runId);
           const [journal, waits, holds] = await Promise.all([stead.journal(runId), stead.waits(runId), stead.holds({ runId, open: false })]);
           if (o.json) return printJson({ run, journal, waits, holds });
@@ -141,7 +141,7 @@ export function registerInspect(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const w = await stead.why(runId);
           if (o.json) return printJson(w);
           print(w.text);
@@ -159,7 +159,7 @@ export function registerInspect(program: Command): void {
     .option("--json", "print JSON (an array; with -f, one JSON object per line)")
     .action(
       act(async (runId: string, o: { follow?: boolean; json?: boolean }, cmd: Command) =>
-        withStead(cmd, false, async (stead): Promise<ExitCode> => {
+        withStead(cmd, "read", async (stead): Promise<ExitCode> => {
           let last = 0;
           const first = await eventsAfter(stead, runId, 0);
           let steps = 0;
@@ -197,7 +197,7 @@ export function registerInspect(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (o: { all?: boolean; json?: boolean }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const list = await stead.holds({ open: !o.all });
           if (o.json) return printJson(list);
           if (list.length === 0) return print(o.all ? "no holds" : "no open holds");

@@ -52,7 +52,7 @@ export function registerSessions(program: Command): void {
     .action(
       act(async (o: { limit: string; json?: boolean }, cmd: Command) => {
         const limit = parsePositiveInt(o.limit, "--limit");
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const list = await stead.sessions({ limit });
           if (o.json) return printJson(list);
           if (list.length === 0) return print("no sessions");

@@ -5,7 +5,11 @@ import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
 import { exportStore, importStore, VerifiedDump, type StoreDigest } from "../../store/transfer/index.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
+import { ownerIsDead } from "../../worker/owner.js";
 import { act, example, print, withStead } from "../context.js";
+
+/** A lease whose worker is known to be gone (same host, pid and start time no longer match) does not stop an export. */
+const EXPORT_OPTIONS = { ownerIsDead } as const;
 
 const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
 
@@ -31,9 +35,9 @@ export function registerTransfer(program: Command): void {
     .option("--out <file>", "write the dump to this file (default: standard output)")
     .action(
       act(async (o: { out?: string }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           if (o.out === undefined || o.out === "-") {
-            const s = await exportStore(stead.store, process.stdout);
+            const s = await exportStore(stead.store, process.stdout, EXPORT_OPTIONS);
             // Standard output carries the dump: the summary goes to standard error.
             process.stderr.write(`exported ${stead.store.location} (${s.source}, schema ${s.schema}): ${counts(s.tables)}\n`);
             return;
@@ -84,7 +88,7 @@ async function exportToFile(store: Parameters<typeof exportStore>[0], out: strin
     throw new SteadError("STEAD_BAD_INPUT", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
   }
   try {
-    const summary = await exportStore(store, stream);
+    const summary = await exportStore(store, stream, EXPORT_OPTIONS);
     await new Promise<void>((resolve, reject) => {
       stream.once("error", reject);
       stream.end(() => resolve());

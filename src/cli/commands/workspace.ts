@@ -42,7 +42,7 @@ export function registerWorkspace(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const run = await requireRun(stead, runId);
           const list = await stead.store.snapshots(runId);
           if (o.json) return printJson(list.map((s) => ({ ...s, notes: decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) })));
@@ -80,7 +80,7 @@ export function registerWorkspace(program: Command): void {
           throw new SteadError("STEAD_BAD_INPUT", "--step and --seq both name a snapshot", { fix: "pass one of them" });
         }
         const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           const run = await requireRun(stead, runId);
           const snapshot = await findSnapshot(stead.store, runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}) });
           const target = o.to ?? run.workspace;
@@ -104,7 +104,7 @@ export function registerWorkspace(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (runId: string, stepA: string, stepB: string, o: { json?: boolean }, cmd: Command) => {
-        await withStead(cmd, false, async (stead) => {
+        await withStead(cmd, "read", async (stead) => {
           await requireRun(stead, runId);
           const a = await findSnapshot(stead.store, runId, { step: stepA });
           const b = await findSnapshot(stead.store, runId, { step: stepB });

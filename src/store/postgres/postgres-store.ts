@@ -52,6 +52,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** Create the schema in an empty database. Default true. */
   create?: boolean;
+  /** For reading only (the CLI's read verbs): `migrate()` changes nothing and refuses a schema older than this Stead's. Implies `create: false`. */
+  readonly?: boolean;
   /**
    * How long a write keeps retrying through a lost connection or a database restart before it
    * fails, in ms. Default 30 000. Reads retry for the same time.
@@ -84,12 +86,14 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly config: pg.ClientConfig;
   private readonly create: boolean;
+  private readonly readonly: boolean;
   private readonly faultRetryMs: number;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
     this.location = redactUrl(options.connectionString);
-    this.create = options.create ?? true;
+    this.readonly = options.readonly ?? false;
+    this.create = !this.readonly && (options.create ?? true);
     this.faultRetryMs = options.faultRetryMs ?? 30_000;
     this.config = {
       connectionString: options.connectionString,
@@ -213,6 +217,15 @@ export class PostgresStore implements Store {
 
   /** A server that goes away mid-way (a restart) is STEAD_STORE_UNREACHABLE, never a bare driver error. */
   async migrate(): Promise<void> {
+    if (this.readonly) {
+      const info = await this.check();
+      if (info.schemaVersion < LATEST_VERSION) {
+        throw new SteadError("STEAD_STORE_TOO_OLD", `the store at ${this.location} has schema version ${info.schemaVersion}, older than this Stead's ${LATEST_VERSION}: it needs a migration before it can be read`, {
+          fix: "run `stead migrate` on it (as a user who may change its schema), then try again",
+        });
+      }
+      return;
+    }
     try {
       await this.migrateOnce();
     } catch (e) {

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, statfsSync, writeSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
 import type {
@@ -29,6 +29,7 @@ import type {
   UnitResult,
   WaitRow,
 } from "../types.js";
+import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
 import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
@@ -61,6 +62,12 @@ export interface SqliteStoreOptions {
    * written and people see why their runs stopped; it is put back once space returns.
    */
   reserveBytes?: number;
+  /**
+   * Open an existing store read-only (the CLI's read verbs): an SQLite read-only connection, no
+   * WAL switch, and `migrate()` only checks that the schema is current (an older one is refused,
+   * naming `stead migrate`). Writes fail. Implies `create: false`.
+   */
+  readonly?: boolean;
 }
 
 export const DEFAULT_SQLITE_PATH = ".stead/stead.db";
@@ -84,33 +91,52 @@ export class SqliteStore implements Store {
   private readonly identity: { dev: bigint; ino: bigint } | undefined;
   private readonly reserveBytes: number;
   private readonly maxPages: number | undefined;
+  private readonly readonly: boolean;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
     this.location = path;
-    const create = options.create ?? true;
-    if (!existsSync(path)) {
+    this.readonly = options.readonly ?? false;
+    const create = !this.readonly && (options.create ?? true);
+    const there = existsSync(path);
+    if (!there) {
+      const hidden = unreachable(path);
+      if (hidden) throw hidden;
       if (!create) {
         throw new SteadError("STEAD_STORE_MISSING", `no Stead store at ${path}`, {
           fix: "start a run first (`stead run <file>`) or point --store at an existing store",
         });
       }
-      mkdirSync(dirname(path), { recursive: true });
+    }
+    // Unless the store may be written, SQLite opens it read-only without a word and the first write
+    // fails: a write verb is refused up front, naming the path and the permission it lacks.
+    if (!this.readonly) {
+      const problem = cannotWrite(path);
+      if (problem) throw problem;
+    }
+    if (!there) {
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+      } catch (e) {
+        throw this.openError(e);
+      }
     }
     try {
-      this.db = new Database(path, { fileMustExist: !create });
+      this.db = new Database(path, { fileMustExist: !create, readonly: this.readonly });
       this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-      // Switching to WAL rewrites the file header: a file that is not (yet) a Stead store is left untouched.
       const info = this.readVersion();
-      if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
-      this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
-      this.reserveBytes = Math.max(0, options.reserveBytes ?? 1024 * 1024);
+      if (!this.readonly) {
+        // Switching to WAL rewrites the file header: a file that is not (yet) a Stead store is left untouched.
+        if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
+        this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+      }
+      this.reserveBytes = this.readonly ? 0 : Math.max(0, options.reserveBytes ?? 1024 * 1024);
       if (options.maxSizeBytes !== undefined) {
         this.maxPages = Math.max(1, Math.floor(options.maxSizeBytes / this.pageSize()));
         this.limitPages(this.reserveBytes);
       }
     } catch (e) {
-      throw e instanceof SteadError ? e : notAStore(path, e);
+      throw this.openError(e);
     }
     const st = statSync(path, { bigint: true, throwIfNoEntry: false });
     this.identity = st ? { dev: st.dev, ino: st.ino } : undefined;
@@ -202,6 +228,31 @@ export class SqliteStore implements Store {
     return Promise.resolve({ ok: freeBytes >= needBytes + reserve, freeBytes, detail });
   }
 
+  /** A failure to open or read the store: a permission problem says so, anything else is "not a store". */
+  private openError(e: unknown): SteadError {
+    if (e instanceof SteadError) return e;
+    if (!isAccessError(e)) return notAStore(this.location, e);
+    const msg = e instanceof Error ? e.message : String(e);
+    if (this.readonly) {
+      return (
+        cannotRead(this.location) ??
+        new SteadError("STEAD_STORE_NOT_READABLE", `cannot read the store ${this.location} (${msg})`, {
+          path: this.location,
+          fix: `check that this user may read ${this.location}, and may write its directory unless ${basename(this.location)}-wal and -shm exist beside it`,
+          cause: e,
+        })
+      );
+    }
+    return (
+      cannotWrite(this.location) ??
+      new SteadError("STEAD_STORE_NOT_WRITABLE", `cannot write the store ${this.location} (${msg})`, {
+        path: this.location,
+        fix: `check that this user may read and write ${this.location} and its directory`,
+        cause: e,
+      })
+    );
+  }
+
   private stmt(sql: string): Database.Statement {
     let s = this.stmts.get(sql);
     if (!s) {
@@ -221,7 +272,7 @@ export class SqliteStore implements Store {
       const v = this.db.prepare("SELECT MAX(version) AS v FROM stead_migrations").get() as { v: number | null };
       return { marker, version: v.v ?? 0, empty: false };
     } catch (e) {
-      throw notAStore(this.location, e);
+      throw this.openError(e);
     }
   }
 
@@ -242,17 +293,45 @@ export class SqliteStore implements Store {
 
   // Async so that a failure reaches the caller as a rejection, never as a synchronous throw.
   async migrate(): Promise<void> {
+    if (this.readonly) return this.assertCurrent();
+    try {
+      this.applyMigrations();
+    } catch (e) {
+      // Only a permission problem is explained here; anything else is the migration's own failure.
+      throw isAccessError(e) ? this.openError(e) : e;
+    }
+    return Promise.resolve();
+  }
+
+  /** A read-only store is read as it is: its schema must be this Stead's. */
+  private assertCurrent(): Promise<void> {
     const info = this.readVersion();
     this.assertReadable(info);
-    if (info.empty) {
-      this.written(() => this.db.transaction(() => {
+    if (info.empty) throw emptyStore(this.location);
+    if (info.version < LATEST_VERSION) {
+      throw new SteadError("STEAD_STORE_TOO_OLD", `the store ${this.location} has schema version ${info.version}, older than this Stead's ${LATEST_VERSION}: it needs a migration before it can be read`, {
+        fix: "run `stead migrate` on it (as a user who may write it), then try again",
+      });
+    }
+    return Promise.resolve();
+  }
+
+  private applyMigrations(): void {
+    this.assertReadable(this.readVersion());
+    // The emptiness check is inside the write lock: processes that all found no store when they
+    // opened it (several `stead run` started at once in a new directory) create its schema once.
+    this.written(() =>
+      this.db.transaction(() => {
+        const info = this.readVersion();
+        this.assertReadable(info);
+        if (!info.empty) return;
         this.db.exec(`
           CREATE TABLE stead_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
           CREATE TABLE stead_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
         `);
         this.db.prepare("INSERT INTO stead_meta (key, value) VALUES ('marker', ?)").run(STORE_MARKER);
-      }).immediate());
-    }
+      }).immediate(),
+    );
     for (const m of MIGRATIONS) {
       this.written(() => this.db.transaction(() => {
         const done = this.db.prepare("SELECT 1 FROM stead_migrations WHERE version = ?").get(m.version);
@@ -261,17 +340,12 @@ export class SqliteStore implements Store {
         this.db.prepare("INSERT INTO stead_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
       }).immediate());
     }
-    return Promise.resolve();
   }
 
   async check(): Promise<StoreInfo> {
     const info = this.readVersion();
     this.assertReadable(info);
-    if (info.empty) {
-      throw new SteadError("STEAD_STORE_MISSING", `${this.location} is empty: it holds no Stead store`, {
-        fix: "start a run first (`stead run <file>`) or point --store at an existing store",
-      });
-    }
+    if (info.empty) throw emptyStore(this.location);
     return Promise.resolve({ dialect: this.dialect, location: this.location, schemaVersion: info.version });
   }
 
@@ -840,6 +914,12 @@ export class SqliteStore implements Store {
     }).immediate());
     return Promise.resolve(out);
   }
+}
+
+function emptyStore(path: string): SteadError {
+  return new SteadError("STEAD_STORE_MISSING", `${path} is empty: it holds no Stead store`, {
+    fix: "start a run first (`stead run <file>`) or point --store at an existing store",
+  });
 }
 
 function notAStore(path: string, e: unknown): SteadError {

@@ -14,6 +14,11 @@ export interface ExportOptions {
    * one moment of the store, and the worker may go on writing to the old store after it.
    */
   allowLive?: boolean;
+  /**
+   * Whether the process that holds a lease is certainly gone (its caller knows how to tell: the
+   * store does not). Such a lease is not live: that process will write nothing more.
+   */
+  ownerIsDead?: (owner: { host: string | null; pid: number | null; start: string | null }) => boolean;
 }
 
 export interface ExportSummary {
@@ -38,7 +43,7 @@ export async function exportStore(store: Store, out: Writable, options: ExportOp
       fix: "run `stead migrate` on it first (or export it with the Stead that wrote it)",
     });
   }
-  if (!options.allowLive) await refuseLiveLeases(store);
+  if (!options.allowLive) await refuseLiveLeases(store, options.ownerIsDead ?? (() => false));
   const counted = await digestStore(store, pageRows);
   const header: DumpHeader = {
     "stead-export": DUMP_VERSION,
@@ -78,9 +83,11 @@ export async function exportStore(store: Store, out: Writable, options: ExportOp
  * behind in the old store. Lease times are compared with this process's clock, which for a shared
  * store is close to, not exactly, the store's own.
  */
-async function refuseLiveLeases(store: Store): Promise<void> {
+async function refuseLiveLeases(store: Store, ownerIsDead: NonNullable<ExportOptions["ownerIsDead"]>): Promise<void> {
   const now = Date.now();
-  const live = (await store.listRuns({ status: ["running"], limit: 10_000 })).filter((r) => r.leaseOwner !== null && (r.leaseExpiresAt ?? 0) > now);
+  const live = (await store.listRuns({ status: ["running"], limit: 10_000 })).filter(
+    (r) => r.leaseOwner !== null && (r.leaseExpiresAt ?? 0) > now && !ownerIsDead({ host: r.ownerHost, pid: r.ownerPid, start: r.ownerStart }),
+  );
   const first = live[0];
   if (!first) return;
   throw new SteadError(

@@ -1,0 +1,61 @@
+/**
+ * A Stead on each real store (an SQLite file, a fresh Postgres database), and reads of its rows
+ * straight from the database, not through Stead: for tests that assert what was written.
+ */
+import Database from "better-sqlite3";
+import { createStead, type Stead } from "../../src/index.js";
+import { withClient } from "../setup/databases.js";
+import { freshDatabase, type TestDatabase } from "../setup/postgres.js";
+import { tempStorePath } from "./temp-store.js";
+
+export type StoreKind = "sqlite" | "postgres";
+export const STORE_KINDS: readonly StoreKind[] = ["sqlite", "postgres"];
+
+export interface OnStore {
+  kind: StoreKind;
+  /** The store's location: a file path or a postgres:// URL. */
+  location: string;
+  stead: Stead;
+  /** Rows of a query with `?` placeholders (rewritten to $1, $2… for Postgres), read from the database. */
+  rows(sql: string, ...params: unknown[]): Promise<Record<string, unknown>[]>;
+  cleanup(): Promise<void>;
+}
+
+export async function onStore(kind: StoreKind, label: string, options: { payloadLimitBytes?: number } = {}): Promise<OnStore> {
+  let location: string;
+  let remove: () => Promise<void>;
+  let db: TestDatabase | undefined;
+  if (kind === "sqlite") {
+    const t = tempStorePath();
+    location = t.path;
+    remove = () => Promise.resolve(t.remove());
+  } else {
+    db = await freshDatabase(label);
+    location = db.url;
+    remove = () => (db as TestDatabase).drop();
+  }
+  const stead = createStead({ store: location, ...options });
+  await stead.ready();
+  return {
+    kind,
+    location,
+    stead,
+    async rows(sql, ...params) {
+      if (kind === "sqlite") {
+        const file = new Database(location, { readonly: true, fileMustExist: true });
+        try {
+          return file.prepare(sql).all(...params) as Record<string, unknown>[];
+        } finally {
+          file.close();
+        }
+      }
+      let n = 0;
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      return withClient(location, async (c) => (await c.query(text, params)).rows as Record<string, unknown>[]);
+    },
+    async cleanup() {
+      await stead.close().catch(() => undefined);
+      await remove();
+    },
+  };
+}
