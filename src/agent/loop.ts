@@ -2,7 +2,7 @@ import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, LanguageM
 import { SteadError } from "../errors.js";
 import type { AgentDefinition, AgentOutput } from "./definition.js";
 import type { LoopDriver } from "./driver.js";
-import { INTERRUPTED_RESULT, assistantMessage, errorOutput, responseText, toolCalls, toolMessage, userMessage, type ToolResult } from "./messages.js";
+import { INTERRUPTED_RESULT, assistantMessage, errorOutput, responseText, toolCalls, toolMessage, userMessage, type ModelResponse, type ToolResult } from "./messages.js";
 import { modelCall } from "./model-step.js";
 import { callKey, callTool, type ToolState } from "./tool-call.js";
 
@@ -26,7 +26,15 @@ export interface Transcript {
  * without tool calls. Every count it enforces is derived from journaled outcomes, so a resumed
  * run reaches the same counts and cannot exceed its limits.
  */
-export async function agentLoop(def: AgentDefinition, driver: LoopDriver, prompt: string, history: LanguageModelV3Message[], transcript: Transcript): Promise<AgentOutput> {
+export async function agentLoop(
+  def: AgentDefinition,
+  driver: LoopDriver,
+  prompt: string,
+  history: LanguageModelV3Message[],
+  transcript: Transcript,
+  /** Told the step whose response ended the loop (the final answer), before the loop returns. */
+  onFinal?: (stepId: string, response: ModelResponse) => void,
+): Promise<AgentOutput> {
   const cfg = def.config;
   const maxTurns = cfg.maxTurns ?? DEFAULT_MAX_TURNS;
   const maxSteps = cfg.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -60,12 +68,13 @@ export async function agentLoop(def: AgentDefinition, driver: LoopDriver, prompt
       ...(cfg.temperature !== undefined ? { temperature: cfg.temperature } : {}),
       ...(cfg.maxOutputTokens !== undefined ? { maxOutputTokens: cfg.maxOutputTokens } : {}),
     };
-    const response = await modelCall(def, driver, modelCalls, options);
+    const { response, stepId } = await modelCall(def, driver, modelCalls, options);
     usage.inputTokens += response.usage.inputTokens;
     usage.outputTokens += response.usage.outputTokens;
     transcript.messages.push(assistantMessage(response));
     const calls = toolCalls(response);
     if (calls.length === 0) {
+      onFinal?.(stepId, response);
       return { text: responseText(response), finishReason: response.finishReason, modelCalls, toolCalls: state.toolSteps, usage };
     }
     if (enforce && cfg.tokenBudget !== undefined && usage.inputTokens + usage.outputTokens > cfg.tokenBudget) throw limit("tokenBudget", cfg.tokenBudget);

@@ -16,11 +16,13 @@ const DELTA_FLUSH_MS = 200;
  * the request, so a cut-off call (and its streamed text, kept in `model.delta` events) shows as
  * an interrupted attempt, and the call is made again; a journaled response is never requested again.
  */
-export async function modelCall(def: AgentDefinition, driver: LoopDriver, k: number, options: Omit<LanguageModelV3CallOptions, "abortSignal">): Promise<ModelResponse> {
+export async function modelCall(def: AgentDefinition, driver: LoopDriver, k: number, options: Omit<LanguageModelV3CallOptions, "abortSignal">): Promise<{ response: ModelResponse; stepId: string }> {
   for (let round = 1; ; round++) {
     const stepId = round === 1 ? `model-${k}` : `model-${k}.${round}`;
-    const out = await driver.step<ModelStepOutput>(stepId, { kind: "model", effect: true, retry: "always" }, (info) => tryModels(def, driver, info, options));
-    if (out.kind === "response") return out;
+    // The streamed text of the attempt that answers is journaled in its response: its live events give way to it.
+    const compacts = { type: "model.delta" as const, marker: (attempt: number) => ({ type: "model.text", data: { step: stepId, attempt } }) };
+    const out = await driver.step<ModelStepOutput>(stepId, { kind: "model", effect: true, retry: "always", compacts }, (info) => tryModels(def, driver, info, options));
+    if (out.kind === "response") return { response: out, stepId };
     await driver.quotaPark(`${stepId}.quota`, out.resetAt, { model: out.model, resetAt: out.resetAt, status: out.status, message: out.message });
   }
 }

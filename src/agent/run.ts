@@ -6,6 +6,8 @@ import type { AgentDefinition, AgentInput, AgentOutput } from "./definition.js";
 import type { LoopDriver } from "./driver.js";
 import { turnHistory } from "./history.js";
 import { agentLoop, newTranscript } from "./loop.js";
+import type { ModelResponse } from "./messages.js";
+import { outputRef } from "../engine/output-refs.js";
 
 /** The function of every agent definition: the loop on a live execution. */
 export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input: AgentInput): Promise<AgentOutput> {
@@ -14,7 +16,12 @@ export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input
   let history: LanguageModelV3Message[] = [];
   if (x.run.sessionId) history = await turnHistory(def, await x.earlierTurns());
   await def.config.init?.({ runId: x.run.id, recovery: x.recovery, signal: x.signal, workspace: x.run.workspace });
-  return agentLoop(def, liveDriver(ctx, x), prompt, history, newTranscript());
+  let final: { stepId: string; response: ModelResponse } | undefined;
+  const out = await agentLoop(def, liveDriver(ctx, x), prompt, history, newTranscript(), (stepId, response) => (final = { stepId, response }));
+  // The final text is the last model step's, journaled already: the run's output points at it.
+  const texts = final ? final.response.content.flatMap((p, i) => (p.type === "text" ? [i] : [])) : [];
+  if (final && texts.length === 1 && texts[0] !== undefined) x.storeOutputAs({ ...out, text: outputRef(final.stepId, ["content", texts[0], "text"]) });
+  return out;
 }
 
 function liveDriver(ctx: WorkflowContext, x: EngineInternals): LoopDriver {

@@ -81,6 +81,8 @@ export class Execution {
   private readonly ended = new AbortController();
   private ws: RunWorkspace | undefined;
   private readonly recovery: Recovery;
+  /** What to store as the run's output instead of the returned value (EngineInternals.storeOutputAs). */
+  private storedOutput: { value: unknown } | undefined;
 
   constructor(
     private readonly claimed: ClaimedRun,
@@ -246,9 +248,11 @@ export class Execution {
     }
     let output: string | null = null;
     let error: unknown = result.ok ? undefined : result.error;
+    let full: string | null = null;
     if (result.ok) {
       try {
-        output = encodePayload(result.value, `the output of run ${this.runId}`, this.deps.payloadLimit, { runId: this.runId });
+        full = encodePayload(result.value, `the output of run ${this.runId}`, this.deps.payloadLimit, { runId: this.runId });
+        output = this.storedOutput ? encodePayload(this.storedOutput.value, `the stored output of run ${this.runId}`, this.deps.payloadLimit, { runId: this.runId }) : full;
       } catch (e) {
         error = e;
       }
@@ -256,7 +260,7 @@ export class Execution {
     if (error === undefined) {
       await this.write(
         { run: { status: "completed", output, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
-        this.parentWake({ status: "completed", output: decodePayload(output) }),
+        this.parentWake({ status: "completed", output: decodePayload(full) }),
       );
       this.finish({ kind: "completed" });
     } else {
@@ -466,7 +470,7 @@ export class Execution {
     return { runId: this.runId, stepId, attempt, idempotencyKey: `${this.runId}:${stepId}` };
   }
 
-  private async ambiguous<T>(stepId: string, seq: number, kind: StepKind, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T, entry: StepRow): Promise<T> {
+  private async ambiguous<T>(stepId: string, seq: number, kind: StepKind, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T, entry: StepRow): Promise<T> {
     const attempt = entry.attempt + 1;
     if (options.retry === "always") return this.track(this.live(stepId, seq, kind, options, fn, attempt, "retry: always"));
     if (options.reconcile) {
@@ -524,7 +528,7 @@ export class Execution {
     stepId: string,
     seq: number,
     kind: StepKind,
-    options: StepOptions<T>,
+    options: EngineStepOptions<T>,
     fn: (info: StepInfo) => Promise<T> | T,
     attempt: number,
     because?: string,
@@ -604,11 +608,14 @@ export class Execution {
       crashPoint("after-commit", [stepId]);
       throw this.replayError(stepId, { error } as StepRow);
     }
+    // Live events of this attempt give way to its outcome, in the same write (DESIGN: the one compaction).
+    const compacts = options.compacts;
     await this.write({
       steps: [{ seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt, ...checkpoint }],
       run: { lostClaims: 0 },
       ...snapshots,
-      events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms } }, ...parts.events],
+      ...(compacts ? { deleteEvents: { type: compacts.type, step: stepId, attempt } } : {}),
+      events: [...(compacts ? [compacts.marker(attempt)] : []), { type: "step.completed", data: { step: stepId, seq, attempt, ms } }, ...parts.events],
     });
     ws?.committed(parts);
     crashPoint("after-commit", [stepId]);
@@ -668,6 +675,9 @@ export class Execution {
       emit: (events: EventWrite[]) => {
         if (this.isFinished()) return never();
         return this.track(this.write({ events }));
+      },
+      storeOutputAs: (stored: unknown) => {
+        this.storedOutput = { value: stored };
       },
       earlierTurns: async () => {
         const { sessionId, turn } = this.run;

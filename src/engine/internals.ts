@@ -19,6 +19,12 @@ export type Recovery =
 export interface EngineStepOptions<T> extends StepOptions<T> {
   /** The journal kind recorded for the step (default "step", or "effect" with `effect: true`). */
   kind?: Extract<StepKind, "model" | "tool">;
+  /**
+   * Live events of this step's attempt (e.g. `model.delta`, written while it runs) that its
+   * journaled outcome replaces: deleted in the same write as the outcome, where `marker` is written
+   * instead, so a follower learns to read the outcome in their place. A cut-off attempt keeps them.
+   */
+  compacts?: { type: "model.delta"; marker: (attempt: number) => EventWrite };
 }
 
 export interface EngineInternals {
@@ -35,6 +41,12 @@ export interface EngineInternals {
   emit(events: EventWrite[]): Promise<void>;
   /** Earlier turns of this run's session, ordered by turn, with their journals (empty without a session). */
   earlierTurns(): Promise<{ run: RunRow; journal: StepRow[] }[]>;
+  /**
+   * Stores the run's output as `stored` instead of the value the function returns (which a parent
+   * still receives whole): fields of it may be output references (see output-refs.ts) to what a
+   * journaled step holds already, so nothing is stored twice.
+   */
+  storeOutputAs(stored: unknown): void;
 }
 
 export function engineOf(ctx: WorkflowContext): EngineInternals {

@@ -6,7 +6,7 @@ import { isValidRunId, newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
 import type { ControlOptions, Stead } from "./stead.js";
 import { onceByKey, type Replayable } from "./idempotency.js";
-import { runView, type RunInfo } from "./views.js";
+import type { RunInfo } from "./views.js";
 
 /** How a turn ended, as people read it: a failure with STEAD_TURN_INTERRUPTED is "interrupted". */
 export type TurnOutcome = "completed" | "failed" | "interrupted" | "cancelled";
@@ -100,6 +100,6 @@ export class Session<I> {
   async turns(): Promise<(RunInfo & { turn: number; outcome: TurnOutcome | null })[]> {
     await this.stead.ready();
     const runs = await this.stead.store.listRuns({ sessionId: this.id, limit: 100_000 });
-    return runs.map((r) => ({ ...runView(r), turn: r.turn ?? 0, outcome: ["completed", "failed", "cancelled"].includes(r.status) ? turnOutcome(r.status, r.error) : null }));
+    return Promise.all(runs.map(async (r) => ({ ...(await this.stead.view(r)), turn: r.turn ?? 0, outcome: ["completed", "failed", "cancelled"].includes(r.status) ? turnOutcome(r.status, r.error) : null })));
   }
 }

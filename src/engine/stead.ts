@@ -1,7 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
-import type { RunStatus, Store } from "../store/types.js";
+import type { RunRow, RunStatus, Store } from "../store/types.js";
+import { hasOutputRefs, resolveOutputRefs } from "./output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
@@ -114,6 +115,12 @@ export class Stead {
     this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
+  }
+
+  /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
+  async view(row: RunRow): Promise<RunInfo> {
+    const v = runView(row);
+    return hasOutputRefs(v.output) ? { ...v, output: await resolveOutputRefs(this.store, row.id, v.output) } : v;
   }
 
   /** The key option of a control call, checked; undefined without a key. */
@@ -241,7 +248,7 @@ export class Stead {
           await worker.stop({ graceMs: options.graceMs ?? 30_000 });
           tree = await this.treeIds(runId);
           await flushEvents();
-          return runView(await admin.requireRun(this.store, runId));
+          return this.view(await admin.requireRun(this.store, runId));
         }
         tree = await this.treeIds(runId);
         worker.setRunIds(tree);
@@ -250,7 +257,7 @@ export class Stead {
         if (await this.settled(run.id, run.status, followTimers, worker)) {
           tree = await this.treeIds(runId);
           await flushEvents();
-          return runView(run);
+          return this.view(run);
         }
         await delay(pollMs, undefined, { signal }).catch(() => undefined);
       }
@@ -293,12 +300,12 @@ export class Stead {
 
   async get(runId: string): Promise<RunInfo> {
     await this.ready();
-    return runView(await admin.requireRun(this.store, runId));
+    return this.view(await admin.requireRun(this.store, runId));
   }
 
   async list(filter: { status?: RunStatus[]; definition?: string; limit?: number } = {}): Promise<RunInfo[]> {
     await this.ready();
-    return (await this.store.listRuns(filter)).map(runView);
+    return Promise.all((await this.store.listRuns(filter)).map((r) => this.view(r)));
   }
 
   async journal(runId: string): Promise<StepView[]> {
@@ -422,7 +429,7 @@ export class Stead {
     const until = options.until ?? ((r: RunInfo) => TERMINAL_STATUSES.includes(r.status));
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
-      const run = runView(await admin.requireRun(this.store, runId));
+      const run = await this.view(await admin.requireRun(this.store, runId));
       if (until(run)) return run;
       if (Date.now() > deadline) {
         throw new SteadError("STEAD_TIMEOUT", `run ${runId} is still ${run.status} after ${options.timeoutMs ?? 60_000} ms`, {

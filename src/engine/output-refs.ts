@@ -1,0 +1,45 @@
+import type { Store } from "../store/types.js";
+
+/**
+ * Output references: a run's stored output may hold, as the value of a top-level field, a pointer
+ * to a string a journaled step of the same run holds already (an agent's final text is its last
+ * model step's), so the text is stored once. Readers get the output with each reference replaced
+ * by what it points at; a parent run receives the whole value when the child ends (nothing to resolve).
+ */
+export interface OutputRef {
+  $steadRef: { step: string; path: readonly (string | number)[] };
+}
+
+export function outputRef(step: string, path: readonly (string | number)[]): OutputRef {
+  return { $steadRef: { step, path } };
+}
+
+function isRef(v: unknown): v is OutputRef {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const r = (v as { $steadRef?: unknown }).$steadRef;
+  return typeof r === "object" && r !== null && typeof (r as { step?: unknown }).step === "string" && Array.isArray((r as { path?: unknown }).path);
+}
+
+function refsOf(output: unknown): [string, OutputRef][] {
+  if (typeof output !== "object" || output === null || Array.isArray(output)) return [];
+  return Object.entries(output).filter((e): e is [string, OutputRef] => isRef(e[1]));
+}
+
+export function hasOutputRefs(output: unknown): boolean {
+  return refsOf(output).length > 0;
+}
+
+/** The output with every reference replaced by the value it points at; a reference that leads nowhere is left as it is. */
+export async function resolveOutputRefs(store: Store, runId: string, output: unknown): Promise<unknown> {
+  const refs = refsOf(output);
+  if (refs.length === 0) return output;
+  const journal = await store.journal(runId);
+  const resolved: Record<string, unknown> = { ...(output as Record<string, unknown>) };
+  for (const [field, ref] of refs) {
+    const step = journal.find((s) => s.stepId === ref.$steadRef.step && s.status === "completed");
+    let value: unknown = step?.output ? (JSON.parse(step.output) as unknown) : undefined;
+    for (const k of ref.$steadRef.path) value = typeof value === "object" && value !== null ? (value as Record<string | number, unknown>)[k] : undefined;
+    if (value !== undefined) resolved[field] = value;
+  }
+  return resolved;
+}
