@@ -7,7 +7,7 @@ import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
-import { isDefinition } from "./definition.js";
+import { assertDistinctNames, isDefinition } from "./definition.js";
 import { isValidRunId, newRunId } from "./ids.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
 import {
@@ -122,6 +122,7 @@ export class Stead {
    * `followTimersMs` is waited for). Returns the run as it then is.
    */
   async run<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: FollowOptions & StartOptions = {}): Promise<RunInfo> {
+    assertDistinctNames([definition, ...(options.definitions ?? [])]);
     const { id } = await this.start(definition, input, {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
@@ -131,6 +132,7 @@ export class Stead {
 
   /** Executes an existing run (and its children) in this process until it ends or parks. */
   async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
+    assertDistinctNames(definitions);
     await this.ready();
     const root = await admin.requireRun(this.store, runId);
     if (!definitions.some((d) => d.name === root.definition)) {
