@@ -57,9 +57,20 @@ export interface CliProcess {
   done: Promise<CliResult>;
 }
 
+export interface CliOptions {
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  /** Written to the process's standard input, which is then closed (default: closed at once, empty). */
+  stdin?: string | Buffer;
+}
+
 /** Spawns `node bin/stead.js ...args` in `cwd`; the process is killed if it outlives `timeoutMs`. */
-export function spawnCli(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
+export function spawnCli(args: readonly string[], cwd: string, options: CliOptions = {}): CliProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv(options.env), stdio: "pipe" });
+  // A process that exits without reading its input must not fail the test with EPIPE.
+  child.stdin.on("error", () => undefined);
+  if (options.stdin !== undefined) child.stdin.end(options.stdin);
+  else child.stdin.end();
   let out = "";
   let err = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -75,7 +86,7 @@ export function spawnCli(args: readonly string[], cwd: string, options: { env?: 
   return { child, stdout: () => out, stderr: () => err, done };
 }
 
-export function cli(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(args: readonly string[], cwd: string, options: CliOptions = {}): Promise<CliResult> {
   return spawnCli(args, cwd, options).done;
 }
 
