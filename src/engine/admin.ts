@@ -3,7 +3,7 @@ import type { HoldRow, Mutation, RunRow, RunStatus, StepWrite, Store, UnitResult
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { resolveParent } from "./execution.js";
 import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "./holds.js";
-import { newRunId } from "./ids.js";
+import { idExcerpt, newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
 import { resolveWaitUnit } from "./waits.js";
 import { toolDecisionFields } from "./tool-decisions.js";
@@ -16,7 +16,7 @@ import { toolDecisionFields } from "./tool-decisions.js";
 export async function requireRun(store: Store, runId: string): Promise<RunRow> {
   const run = await store.getRun(runId);
   if (!run) {
-    throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${runId}`, { runId, fix: "list runs with `stead ps`" });
+    throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
   }
   return run;
 }

@@ -8,7 +8,7 @@ import { Worker, type WorkerOptions } from "../worker/worker.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
 import { assertDistinctNames, isDefinition } from "./definition.js";
-import { isValidRunId, newRunId } from "./ids.js";
+import { checkRunId, newRunId } from "./ids.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
 import {
   eventView,
@@ -100,11 +100,7 @@ export class Stead {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
       });
     }
-    if (options.id !== undefined && !isValidRunId(options.id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, {
-        fix: "use 1-200 characters: letters, digits, '_', '.', ':' or '-'",
-      });
-    }
+    if (options.id !== undefined) checkRunId(options.id);
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
     const workspace = options.workspace === undefined ? null : checkWorkspace(options.workspace);
     await this.ready();
@@ -226,6 +222,12 @@ export class Stead {
     return (await this.store.listRuns(filter)).map(runView);
   }
 
+  /** How many runs match `filter` (`list` returns at most its limit of them). */
+  async count(filter: { status?: RunStatus[]; definition?: string } = {}): Promise<number> {
+    await this.ready();
+    return this.store.countRuns(filter);
+  }
+
   async journal(runId: string): Promise<StepView[]> {
     await this.ready();
     await admin.requireRun(this.store, runId);
@@ -291,9 +293,7 @@ export class Stead {
 
   async fork(runId: string, options: { at?: string; id?: string } = {}): Promise<{ id: string; reused: number }> {
     await this.ready();
-    if (options.id !== undefined && !isValidRunId(options.id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, { fix: "use letters, digits, '_', '.', ':' or '-'" });
-    }
+    if (options.id !== undefined) checkRunId(options.id);
     return admin.fork(this.store, runId, options.at, options.id);
   }
 

@@ -79,6 +79,10 @@ export function registerInspect(program: Command): void {
               ]),
             ),
           );
+          if (runs.length === limit) {
+            const total = await stead.count(status ? { status } : {});
+            if (total > runs.length) print(`${runs.length} of ${total} ${status ? `${status.join("/")} ` : ""}runs shown (newest first); see more with --limit ${total}`);
+          }
         });
       }),
     );

@@ -2,6 +2,7 @@ import { Option, type Command } from "commander";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import type { WorkspacePolicy } from "../../workspace/restore.js";
 import { parseDuration } from "../../engine/durations.js";
+import { checkRunId } from "../../engine/ids.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../../engine/payload.js";
 import { describeOutcome } from "../../worker/worker.js";
 import { SteadError } from "../../errors.js";
@@ -51,6 +52,7 @@ export function registerRun(program: Command): void {
             fix: "pass it to `stead worker` instead",
           });
         }
+        if (o.id !== undefined) checkRunId(o.id);
         // Input first: a bad --input must be refused before anything is loaded or written.
         const input: unknown = (await readJsonInput(o)) ?? null;
         const workspace = o.workspace === undefined ? undefined : checkWorkspace(o.workspace);

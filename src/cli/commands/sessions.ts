@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { checkRunId, idExcerpt } from "../../engine/ids.js";
 import { SteadError } from "../../errors.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
@@ -15,6 +16,7 @@ export function registerSessions(program: Command): void {
     .option("--name <agent>", "which agent, when the file exports several")
     .action(
       act(async (sessionId: string, text: string, o: { agent?: string; name?: string }, cmd: Command) => {
+        checkRunId(sessionId, "session id");
         // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
         const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
         // Without --agent the session must exist already: its store is not created.
@@ -24,7 +26,7 @@ export function registerSessions(program: Command): void {
             await stead.ready();
             const last = (await stead.store.listRuns({ sessionId, limit: 100_000 })).pop();
             if (!last?.module) {
-              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${sessionId} yet, so Stead does not know its agent`, {
+              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
                 fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
               });
             }

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { idExcerpt } from "../../engine/ids.js";
 import type { Stead } from "../../engine/stead.js";
 import { SteadError } from "../../errors.js";
 import type { RunRow } from "../../store/types.js";
@@ -21,7 +22,7 @@ export function formatBytes(n: number): string {
 
 async function requireRun(stead: Stead, runId: string): Promise<RunRow> {
   const run = await stead.store.getRun(runId);
-  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${runId}`, { runId, fix: "list runs with `stead ps`" });
+  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
   return run;
 }
 
