@@ -62,11 +62,14 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Written to the process's standard input, which is then closed (default: closed at once, empty). */
   stdin?: string | Buffer;
+  /** The process's umask, set by a shell that then execs node (octal text, e.g. "027"). */
+  umask?: string;
 }
 
 /** Spawns `node bin/stead.js ...args` in `cwd`; the process is killed if it outlives `timeoutMs`. */
 export function spawnCli(args: readonly string[], cwd: string, options: CliOptions = {}): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv(options.env), stdio: "pipe" });
+  const [cmd, argv] = options.umask === undefined ? [process.execPath, [BIN, ...args]] : ["/bin/sh", ["-c", 'umask "$0" && exec "$@"', options.umask, process.execPath, BIN, ...args]];
+  const child = spawn(cmd, argv, { cwd, env: childEnv(options.env), stdio: "pipe" });
   // A process that exits without reading its input must not fail the test with EPIPE.
   child.stdin.on("error", () => undefined);
   if (options.stdin !== undefined) child.stdin.end(options.stdin);
