@@ -137,3 +137,12 @@ export function eventLine(e: EventView, options: { runId?: boolean } = {}): stri
   const text = describeEvent(e) ?? e.type;
   return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${e.type.padEnd(19)}  ${text}`;
 }
+
+/**
+ * Text a model, a tool or a person wrote, made safe for a terminal: control characters (escape
+ * sequences among them) are shown as `\xNN`, never sent. Newlines and tabs stay.
+ */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}

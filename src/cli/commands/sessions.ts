@@ -1,10 +1,12 @@
 import type { Command } from "commander";
 import { checkRunId, idExcerpt } from "../../engine/ids.js";
+import { sessionTranscript } from "../../agent/transcript.js";
 import { SteadError } from "../../errors.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { age, table } from "../format.js";
 import { loadFile, pickWorkflow } from "../load.js";
+import { transcriptLines } from "../transcript.js";
 
 export function registerSessions(program: Command): void {
   const send = program
@@ -43,7 +45,7 @@ export function registerSessions(program: Command): void {
 
   const sessions = program
     .command("sessions")
-    .description("list agent sessions: turns, queue, the current turn and how the last one ended")
+    .description("list agent sessions: turns, queue, the current turn and how the last one ended; `sessions show <id>` prints one's transcript")
     .option("--limit <n>", "at most this many sessions, most recently active first", "50")
     .option("--json", "print JSON")
     .action(
@@ -70,5 +72,26 @@ export function registerSessions(program: Command): void {
         });
       }),
     );
-  example(sessions, "stead sessions", "stead sessions --json");
+  example(sessions, "stead sessions", "stead sessions --json", "stead sessions show support-42");
+
+  const show = sessions
+    .command("show")
+    .description("a session's transcript, read from its journals: each turn's status, the user's input, the model's text, tool calls with arguments and results")
+    .argument("<session>", "session id")
+    .option("--json", "print JSON")
+    .action(
+      act(async (sessionId: string, _o: unknown, cmd: Command) => {
+        // `sessions show x --json`: the parent `sessions` (which has a --json too) takes the flag first.
+        const o = cmd.optsWithGlobals<{ json?: boolean }>();
+        await withStead(cmd, false, async (stead) => {
+          const runs = await stead.store.listRuns({ sessionId, limit: 100_000 });
+          if (runs.length === 0) throw new SteadError("STEAD_BAD_INPUT", `no session ${idExcerpt(sessionId)}`, { fix: "list sessions with `stead sessions`" });
+          const turns = sessionTranscript(await Promise.all(runs.map(async (run) => ({ run, journal: await stead.store.journal(run.id) }))));
+          const definition = runs[runs.length - 1]?.definition ?? "?";
+          if (o.json) return printJson({ session: sessionId, definition, turns });
+          for (const line of transcriptLines(sessionId, definition, turns)) print(line);
+        });
+      }),
+    );
+  example(show, "stead sessions show support-42", "stead sessions show support-42 --json | jq '.turns[-1]'");
 }
