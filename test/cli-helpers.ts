@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -91,6 +91,34 @@ export function spawnCli(args: readonly string[], cwd: string, options: CliOptio
 
 export function cli(args: readonly string[], cwd: string, options: CliOptions = {}): Promise<CliResult> {
   return spawnCli(args, cwd, options).done;
+}
+
+const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Whether util-linux `script` is here to give a command a pseudo-terminal. */
+export function hasScript(): boolean {
+  return spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0;
+}
+
+/**
+ * Runs `node bin/stead.js ...args` on a pseudo-terminal (util-linux `script`): its standard output
+ * and error are a TTY, and arrive merged in `stdout` (line ends as "\n").
+ */
+export async function cliOnTty(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const command = ["exec", ...[process.execPath, BIN, ...args].map(shellWord)].join(" ");
+  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd, env: childEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const guard = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 45_000);
+  return new Promise<CliResult>((resolveDone, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(guard);
+      resolveDone({ code, signal, stdout: out.replace(/\r\n/g, "\n"), stderr: err });
+    });
+  });
 }
 
 /** Non-empty lines of a text. */

@@ -1,13 +1,15 @@
 import { formatDuration } from "../engine/durations.js";
 import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
+import { eventColour, visibleLength } from "./colour.js";
 
-/** Left-aligned columns separated by two spaces; cells are made single-line. */
+/** Left-aligned columns separated by two spaces; cells are made single-line. Colour sequences take no width. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const clean = (s: string) => s.replace(/\s+/g, " ");
   const all = [headers, ...rows].map((r) => r.map(clean));
-  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => visibleLength(r[i] ?? ""))));
+  const pad = (c: string, w: number) => c + " ".repeat(Math.max(0, w - visibleLength(c)));
   return all
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ").trimEnd())
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i] ?? 0))).join("  ").trimEnd())
     .join("\n");
 }
 
@@ -135,7 +137,7 @@ export function describeEvent(e: EventView, brief = false): string | null {
 /** `14:03:07.251  <run>  step.completed  step "fetch" completed in 120ms` */
 export function eventLine(e: EventView, options: { runId?: boolean } = {}): string {
   const text = describeEvent(e) ?? e.type;
-  return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${e.type.padEnd(19)}  ${text}`;
+  return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${eventColour(e.type, e.type.padEnd(19))}  ${text}`;
 }
 
 /**

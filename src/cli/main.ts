@@ -7,6 +7,7 @@ import { registerRun } from "./commands/run.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerTransfer } from "./commands/transfer.js";
 import { registerWorkspace } from "./commands/workspace.js";
+import { errorPrefix } from "./colour.js";
 import { CliExit, EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
@@ -25,7 +26,7 @@ export function buildProgram(): Command {
     .option("--store <path|url>", "the store: an SQLite file or a postgres:// URL (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
     .exitOverride()
     // Usage errors on one stderr line, like every other refusal.
-    .configureOutput({ outputError: (text, write) => write(`stead: ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
+    .configureOutput({ outputError: (text, write) => write(`${errorPrefix()} ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
     .addHelpText(
       "after",
       `\nExit codes:\n${EXIT_CODE_HELP.map((e) => `  ${String(e.code).padStart(3)}  ${e.meaning}`).join("\n")}\n\nExample:\n  $ stead run ./triage.ts --input '{"issue": 42}'\n  $ stead why <run>\n`,
@@ -66,11 +67,11 @@ export function reportError(e: unknown): number {
   }
   if (isSteadErrorLike(e)) {
     const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-    process.stderr.write(`stead: ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
+    process.stderr.write(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
     return EXIT.refused;
   }
   const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`stead: internal error: ${oneLine(message)}\n`);
+  process.stderr.write(`${errorPrefix()} internal error: ${oneLine(message)}\n`);
   if (process.env.STEAD_DEBUG && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
   return EXIT.internal;
 }

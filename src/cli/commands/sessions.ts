@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { checkRunId, idExcerpt } from "../../engine/ids.js";
 import { sessionTranscript } from "../../agent/transcript.js";
 import { SteadError } from "../../errors.js";
+import { statusColour } from "../colour.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { age, table } from "../format.js";
@@ -89,7 +90,7 @@ export function registerSessions(program: Command): void {
           const turns = sessionTranscript(await Promise.all(runs.map(async (run) => ({ run, journal: await stead.store.journal(run.id) }))));
           const definition = runs[runs.length - 1]?.definition ?? "?";
           if (o.json) return printJson({ session: sessionId, definition, turns });
-          for (const line of transcriptLines(sessionId, definition, turns)) print(line);
+          for (const line of transcriptLines(sessionId, definition, turns, statusColour)) print(line);
         });
       }),
     );
