@@ -19,7 +19,7 @@ export function isValidRunId(id: string): boolean {
   return /^[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,199}$/.test(id);
 }
 
-export const RUN_ID_RULE = "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'";
+const RUN_ID_RULE = "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'";
 
 /** Refuses an id `isValidRunId` rejects; `what` names it ("run id", "session id"). */
 export function checkRunId(id: string, what = "run id"): void {
