@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -57,9 +57,23 @@ export interface CliProcess {
   done: Promise<CliResult>;
 }
 
+export interface CliOptions {
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  /** Written to the process's standard input, which is then closed (default: closed at once, empty). */
+  stdin?: string | Buffer;
+  /** The process's umask, set by a shell that then execs node (octal text, e.g. "027"). */
+  umask?: string;
+}
+
 /** Spawns `node bin/stead.js ...args` in `cwd`; the process is killed if it outlives `timeoutMs`. */
-export function spawnCli(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
+export function spawnCli(args: readonly string[], cwd: string, options: CliOptions = {}): CliProcess {
+  const [cmd, argv] = options.umask === undefined ? [process.execPath, [BIN, ...args]] : ["/bin/sh", ["-c", 'umask "$0" && exec "$@"', options.umask, process.execPath, BIN, ...args]];
+  const child = spawn(cmd, argv, { cwd, env: childEnv(options.env), stdio: "pipe" });
+  // A process that exits without reading its input must not fail the test with EPIPE.
+  child.stdin.on("error", () => undefined);
+  if (options.stdin !== undefined) child.stdin.end(options.stdin);
+  else child.stdin.end();
   let out = "";
   let err = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -75,8 +89,36 @@ export function spawnCli(args: readonly string[], cwd: string, options: { env?: 
   return { child, stdout: () => out, stderr: () => err, done };
 }
 
-export function cli(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(args: readonly string[], cwd: string, options: CliOptions = {}): Promise<CliResult> {
   return spawnCli(args, cwd, options).done;
+}
+
+const shellWord = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Whether util-linux `script` is here to give a command a pseudo-terminal. */
+export function hasScript(): boolean {
+  return spawnSync("script", ["--version"], { stdio: "ignore" }).status === 0;
+}
+
+/**
+ * Runs `node bin/stead.js ...args` on a pseudo-terminal (util-linux `script`): its standard output
+ * and error are a TTY, and arrive merged in `stdout` (line ends as "\n").
+ */
+export async function cliOnTty(args: readonly string[], cwd: string, options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliResult> {
+  const command = ["exec", ...[process.execPath, BIN, ...args].map(shellWord)].join(" ");
+  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd, env: childEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const guard = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 45_000);
+  return new Promise<CliResult>((resolveDone, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(guard);
+      resolveDone({ code, signal, stdout: out.replace(/\r\n/g, "\n"), stderr: err });
+    });
+  });
 }
 
 /** Non-empty lines of a text. */

@@ -2,7 +2,7 @@
  * `stead snapshots`, `restore`, `diff` and `gc` through the real CLI (built, spawned) on a store
  * whose run has workspace snapshots; and their refusals: exit 2, one line, nothing written.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite/index.js";
@@ -83,11 +83,13 @@ describe("stead snapshots / restore / diff / gc", () => {
     const out = lines(r.stdout);
     expect(out[0]).toBe(`workspace ${repo}`);
     expect(out[1]).toMatch(/^SEQ\s+STEP\s+SOURCE\s+CHANGED\s+FILES\s+SIZE\s+NOTES\s+AGE$/);
-    expect(out.slice(2).map((l) => l.split(/\s{2,}/).slice(0, 7))).toEqual([
+    expect(out.slice(2, 5).map((l) => l.split(/\s{2,}/).slice(0, 7))).toEqual([
       ["-1", "-", "start", "2", "2", "18 B", "1 skipped"],
       ["0", "edit", "step", "2", "3", "22 B", "1 skipped"],
       ["1", "cleanup", "step", "1", "2", "15 B", "1 skipped"],
     ]);
+    // What was skipped is named in the human output too, not only in --json.
+    expect(out.slice(5)).toEqual(["files a snapshot has no content for:", "  big.bin: skipped, too large (3000 bytes, over the 2048-byte ceiling) — seq -1, 0, 1"]);
     const json = await cli(["snapshots", "run-1", "--json", ...store], dir);
     const rows = JSON.parse(json.stdout) as { seq: number; stepId: string | null; source: string; filesChanged: number; notes: { notes: { path: string; kind: string }[] } }[];
     expect(rows.map((x) => [x.seq, x.stepId, x.source, x.filesChanged])).toEqual([
@@ -104,7 +106,11 @@ describe("stead snapshots / restore / diff / gc", () => {
     const byStep = join(dir, "by-step");
     const r = await cli(["restore", "run-1", "--step", "edit", "--to", byStep, ...store], dir);
     expect(r.stderr).toBe("");
-    expect(r.stdout).toBe(`restored run run-1 after step "edit" (seq 0, step) into ${byStep}: 3 files\n`);
+    expect(lines(r.stdout)).toEqual([
+      `restored run run-1 after step "edit" (seq 0, step) into ${byStep}: 3 files`,
+      "not restored (the snapshot has no content for them):",
+      "  big.bin: skipped, too large (3000 bytes, over the 2048-byte ceiling)",
+    ]);
     expect(listTree(byStep)).toEqual(states[1]);
     const bySeq = join(dir, "by-seq");
     expect((await cli(["restore", "run-1", "--seq", "-1", "--to", bySeq, ...store], dir)).code).toBe(0);
@@ -153,5 +159,51 @@ describe("stead snapshots / restore / diff / gc", () => {
     const out = join(dir, "after-gc");
     expect((await cli(["restore", "run-1", "--to", out, ...store], dir)).code).toBe(0);
     expect(listTree(out)).toEqual(states[2]);
+  });
+});
+
+describe("restore --to: directory and file modes", () => {
+  let d: string;
+  let db2: string;
+
+  beforeAll(async () => {
+    d = tempDir("stead-ws-modes-");
+    db2 = join(d, "s.db");
+    const src = join(d, "src-repo");
+    writeTree(src, { "run.sh": { content: "#!/bin/sh\n", mode: 0o755 }, "secret.key": { content: "k", mode: 0o600 }, "lib/a.txt": { content: "a", mode: 0o644 } });
+    chmodSync(join(src, "lib"), 0o711);
+    const s = new SqliteStore({ path: db2 });
+    await s.migrate();
+    await s.createRun(newRun("m-1", src), []);
+    const t = await WorkspaceTracker.open(s, "m-1", src, {});
+    await commitCapture(s, "m-1", await t.capture({ seq: 0, stepId: "s", source: "step" }));
+    await s.close();
+  });
+
+  afterAll(() => rmSync(d, { recursive: true, force: true }));
+
+  const mode = (p: string) => (statSync(p).mode & 0o7777).toString(8);
+
+  it.each([
+    ["022", "755"],
+    ["027", "750"],
+    ["077", "700"],
+  ])("under umask %s the directories restore creates get mode %s; the snapshot's files and directories keep their recorded modes", async (umask, want) => {
+    const to = join(d, `new-${umask}`, "deeper", "out");
+    const r = await cli(["restore", "m-1", "--to", to, "--store", db2], d, { umask });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect([mode(join(d, `new-${umask}`)), mode(join(d, `new-${umask}`, "deeper")), mode(to)]).toEqual([want, want, want]);
+    expect([mode(join(to, "lib")), mode(join(to, "run.sh")), mode(join(to, "secret.key")), mode(join(to, "lib", "a.txt"))]).toEqual(["711", "755", "600", "644"]);
+  });
+
+  it("an existing empty target directory keeps its own mode", async () => {
+    const to = join(d, "existing");
+    mkdirSync(to);
+    chmodSync(to, 0o751);
+    const r = await cli(["restore", "m-1", "--to", to, "--store", db2], d, { umask: "022" });
+    expect(r.code).toBe(0);
+    expect(mode(to)).toBe("751");
+    expect(mode(join(to, "run.sh"))).toBe("755");
   });
 });

@@ -21,7 +21,8 @@ function toolError(message: string): Record<string, string> {
   return { [TOOL_ERROR]: message };
 }
 
-function asToolError(v: unknown): string | undefined {
+/** The message of a journaled tool error (see TOOL_ERROR); undefined for a tool value. */
+export function asToolError(v: unknown): string | undefined {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
   const m = (v as Record<string, unknown>)[TOOL_ERROR];
   return typeof m === "string" ? m : undefined;

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import type { Command } from "commander";
 import { createStead, type Stead } from "../engine/stead.js";
@@ -56,17 +57,54 @@ export function defaultBy(): string {
  * complaint, and JSON nested deeper than a payload may be is STEAD_PAYLOAD_TOO_DEEP, both before
  * any store is opened.
  */
-export function parseJsonArg(text: string, what: string): unknown {
+export function parseJsonArg(text: string, what: string, fix = `quote it for the shell, e.g. ${what} '{"key": "value"}'`): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {
-    throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, {
-      fix: `quote it for the shell, e.g. ${what} '{"key": "value"}'`,
-    });
+    throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, { fix });
   }
   checkPayloadDepth(value, what);
   return value;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * A JSON input given as `--input <json>`, `--input -` (standard input) or `--input-file <path>`
+ * (inputs larger than a command line may be). Undefined when none is given.
+ */
+export async function readJsonInput(o: { input?: string; inputFile?: string }): Promise<unknown> {
+  if (o.input !== undefined && o.inputFile !== undefined) {
+    throw new SteadError("STEAD_BAD_INPUT", "--input and --input-file both give the run's input", { fix: "pass one of them" });
+  }
+  if (o.inputFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(o.inputFile, "utf8");
+    } catch (e) {
+      throw new SteadError("STEAD_BAD_INPUT", `cannot read --input-file ${o.inputFile} (${e instanceof Error ? e.message : String(e)})`, {
+        fix: "pass the path of a file holding the input as JSON, or --input - to read it from standard input",
+      });
+    }
+    return parseJsonArg(text, `--input-file ${o.inputFile}`, "fix the JSON in the file");
+  }
+  if (o.input === "-") {
+    const text = await readStdin();
+    const fix = `pipe the input in as JSON, e.g. echo '{"key": "value"}' | stead run <file> --input -`;
+    if (text.trim() === "") throw new SteadError("STEAD_BAD_INPUT", "the input on standard input is empty", { fix });
+    return parseJsonArg(text, "the input on standard input", fix);
+  }
+  return o.input === undefined ? undefined : parseJsonArg(o.input, "--input");
+}
+
+/** `s` as one shell word. */
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_.:/@=+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** A positive integer option (`--limit`, `--concurrency`). */

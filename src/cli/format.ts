@@ -1,14 +1,16 @@
 import { formatDuration } from "../engine/durations.js";
 import type { StorageReport } from "../worker/storage-guard.js";
 import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
+import { eventColour, visibleLength } from "./colour.js";
 
-/** Left-aligned columns separated by two spaces; cells are made single-line. */
+/** Left-aligned columns separated by two spaces; cells are made single-line. Colour sequences take no width. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const clean = (s: string) => s.replace(/\s+/g, " ");
   const all = [headers, ...rows].map((r) => r.map(clean));
-  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => visibleLength(r[i] ?? ""))));
+  const pad = (c: string, w: number) => c + " ".repeat(Math.max(0, w - visibleLength(c)));
   return all
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ").trimEnd())
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : pad(c, widths[i] ?? 0))).join("  ").trimEnd())
     .join("\n");
 }
 
@@ -149,5 +151,14 @@ export function describeStorage(r: StorageReport, now = Date.now()): string {
 /** `14:03:07.251  <run>  step.completed  step "fetch" completed in 120ms` */
 export function eventLine(e: EventView, options: { runId?: boolean } = {}): string {
   const text = describeEvent(e) ?? e.type;
-  return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${e.type.padEnd(19)}  ${text}`;
+  return `${clock(e.at)}  ${options.runId ? `${e.runId}  ` : ""}${eventColour(e.type, e.type.padEnd(19))}  ${text}`;
+}
+
+/**
+ * Text a model, a tool or a person wrote, made safe for a terminal: control characters (escape
+ * sequences among them) are shown as `\xNN`, never sent. Newlines and tabs stay.
+ */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }

@@ -1,6 +1,7 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { isDefinition, type AnyDefinition } from "../engine/definition.js";
 import { SteadError, errorMessage, isSteadError } from "../errors.js";
 
@@ -28,56 +29,99 @@ function registerTsx(): Promise<void> {
   return registered;
 }
 
-function definitionsOf(namespace: Record<string, unknown>): AnyDefinition[] {
-  const found: AnyDefinition[] = [];
-  const add = (v: unknown) => {
-    if (isDefinition(v) && !found.includes(v)) found.push(v);
+/** A file's definitions with the export each was first found under (`default` for a default export). */
+function definitionsOf(namespace: Record<string, unknown>): { definition: AnyDefinition; exportName: string }[] {
+  const found: { definition: AnyDefinition; exportName: string }[] = [];
+  const add = (v: unknown, exportName: string) => {
+    if (isDefinition(v) && !found.some((f) => f.definition === v)) found.push({ definition: v, exportName });
   };
   for (const [key, value] of Object.entries(namespace)) {
-    if (key !== "default") add(value);
+    if (key !== "default") add(value, key);
   }
   const dflt = namespace.default;
-  if (isDefinition(dflt)) add(dflt);
+  if (isDefinition(dflt)) add(dflt, "default");
   // A CommonJS module's exports arrive as the default export.
-  else if (typeof dflt === "object" && dflt !== null) for (const value of Object.values(dflt)) add(value);
+  else if (typeof dflt === "object" && dflt !== null) for (const [key, value] of Object.entries(dflt)) add(value, key);
   return found;
+}
+
+/**
+ * Where a syntax error is: CommonJS (and newer Nodes) put `file:line` first in the stack; for an
+ * ES module Node 20 keeps it out of the error, so `node --check` (parse only, nothing runs) is
+ * asked. Undefined when neither tells (the error is in a module the file imports).
+ */
+function syntaxErrorLocation(e: unknown, file: string): { file: string; line: number } | undefined {
+  if (!(e instanceof Error) || e.name !== "SyntaxError") return undefined;
+  const fromText = (text: string | undefined) => {
+    const m = /^((?:file:\/\/)?\/[^\n]*?):(\d+)$/m.exec(text?.split("\n")[0] ?? "");
+    if (!m?.[1] || !m[2]) return undefined;
+    return { file: m[1].startsWith("file://") ? fileURLToPath(m[1]) : m[1], line: Number(m[2]) };
+  };
+  const inStack = fromText(e.stack);
+  if (inStack || !/\.[mc]?js$/.test(file)) return inStack;
+  const check = spawnSync(process.execPath, ["--check", file], { encoding: "utf8", timeout: 10_000 });
+  return check.status === 0 ? undefined : fromText(check.stderr);
 }
 
 /** Imports a `.ts`/`.js` file (relative to the current directory) and returns the definitions it exports. */
 export async function loadFile(path: string): Promise<LoadedFile> {
+  return (await loadWithExports(path)).loaded;
+}
+
+async function loadWithExports(path: string): Promise<{ loaded: LoadedFile; exportNames: Map<AnyDefinition, string> }> {
   const file = resolve(process.cwd(), path);
   if (!existsSync(file) || !statSync(file).isFile()) {
     throw new SteadError("STEAD_BAD_INPUT", `no file ${path} (looked at ${file})`, { fix: "pass the path of a .ts or .js file that exports a workflow" });
   }
+  const typescript = /\.[mc]?tsx?$/.test(file);
   // Registering tsx starts a loader thread (about 100 ms on Node 20): only TypeScript needs it.
-  if (/\.[mc]?tsx?$/.test(file)) await registerTsx();
+  if (typescript) await registerTsx();
   let namespace: Record<string, unknown>;
   try {
     namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (e) {
     if (isSteadError(e)) throw e;
     const msg = errorMessage(e);
-    throw new SteadError("STEAD_BAD_INPUT", `cannot load ${path}: ${msg}`, {
-      fix: `fix the error in the file; \`npx tsx ${path}\` shows it in full`,
+    const at = syntaxErrorLocation(e, file);
+    throw new SteadError("STEAD_BAD_INPUT", `cannot load ${path}: ${at ? `SyntaxError at line ${at.line} of ${at.file}: ` : ""}${msg}`, {
+      fix: `fix the error in the file; \`${typescript ? "npx tsx" : "node"} ${path}\` shows it in full`,
       cause: e,
     });
   }
-  const definitions = definitionsOf(namespace);
-  if (definitions.length === 0) {
+  const found = definitionsOf(namespace);
+  if (found.length === 0) {
     throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `${path} exports no workflow`, {
       fix: 'export one: export const x = workflow("name", async (ctx, input) => ...)',
     });
   }
-  return { file, definitions };
+  for (const [i, f] of found.entries()) {
+    const twin = found.slice(i + 1).find((g) => g.definition.name === f.definition.name);
+    if (twin) {
+      // A run of either could never be executed: every worker refuses two definitions with one name.
+      throw new SteadError("STEAD_BAD_INPUT", `${path} exports two workflows named "${f.definition.name}": \`${f.exportName}\` and \`${twin.exportName}\``, {
+        fix: "give each workflow a unique name (the first argument of workflow() or agent())",
+      });
+    }
+  }
+  return { loaded: { file, definitions: found.map((f) => f.definition) }, exportNames: new Map(found.map((f) => [f.definition, f.exportName])) };
 }
 
-/** Loads every file; definitions from all of them, each object once. */
+/** Loads every file; definitions from all of them, each object once. Two different ones with one name are refused. */
 export async function loadFiles(paths: readonly string[]): Promise<AnyDefinition[]> {
-  const all: AnyDefinition[] = [];
+  const all = new Map<string, { definition: AnyDefinition; exportName: string; path: string }>();
   for (const p of paths) {
-    for (const d of (await loadFile(p)).definitions) if (!all.includes(d)) all.push(d);
+    const { loaded, exportNames } = await loadWithExports(p);
+    for (const d of loaded.definitions) {
+      const seen = all.get(d.name);
+      if (seen && seen.definition !== d) {
+        throw new SteadError("STEAD_BAD_INPUT", `two workflows are named "${d.name}": \`${seen.exportName}\` of ${seen.path} and \`${exportNames.get(d) ?? "?"}\` of ${p}`, {
+          fix: "give each workflow a unique name, or pass only one of the files",
+        });
+      }
+      all.set(d.name, { definition: d, exportName: exportNames.get(d) ?? "?", path: p });
+    }
   }
-  return all;
+  return [...all.values()].map((v) => v.definition);
 }
 
 /** The workflow to run: the only one, or the one `--workflow` names. */

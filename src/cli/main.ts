@@ -10,6 +10,7 @@ import { registerTransfer } from "./commands/transfer.js";
 import { registerWorkspace } from "./commands/workspace.js";
 import { EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 import { oneLine, reportError } from "./report-error.js";
+import { errorPrefix } from "./colour.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {
@@ -27,7 +28,7 @@ export function buildProgram(): Command {
     .option("--store <path|url>", "the store: an SQLite file or a postgres:// URL (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
     .exitOverride()
     // Usage errors on one stderr line, like every other refusal.
-    .configureOutput({ outputError: (text, write) => write(`stead: ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
+    .configureOutput({ outputError: (text, write) => write(`${errorPrefix()} ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
     .addHelpText(
       "after",
       `\nExit codes:\n${EXIT_CODE_HELP.map((e) => `  ${String(e.code).padStart(3)}  ${e.meaning}`).join("\n")}\n\nExample:\n  $ stead run ./triage.ts --input '{"issue": 42}'\n  $ stead why <run>\n`,

@@ -1,6 +1,7 @@
 import { CommanderError } from "commander";
 import { CliExit, EXIT } from "./exit-codes.js";
 import { describeThrown } from "../thrown.js";
+import { errorPrefix } from "./colour.js";
 
 interface ErrorLike {
   name?: unknown;
@@ -36,11 +37,11 @@ export function reportError(e: unknown): number {
   }
   if (isSteadErrorLike(e)) {
     const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-    process.stderr.write(`stead: ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
+    process.stderr.write(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
     return STORE_FAULTS.has(e.code) ? EXIT.store : EXIT.refused;
   }
   const described = describeThrown(e);
-  process.stderr.write(`stead: internal error: ${oneLine(described.message)}\n`);
+  process.stderr.write(`${errorPrefix()} internal error: ${oneLine(described.message)}\n`);
   if (process.env.STEAD_DEBUG && described.stack) process.stderr.write(`${described.stack}\n`);
   return EXIT.internal;
 }

@@ -82,6 +82,24 @@ export function isDefinition(value: unknown): value is AnyDefinition {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[DEFINITION] === true;
 }
 
+/**
+ * Refuses two different definition objects with one name. Every worker refuses such a set, so a
+ * run started before this check could never be taken: callers check before they write anything.
+ */
+export function assertDistinctNames(definitions: readonly unknown[]): void {
+  const byName = new Map<string, AnyDefinition>();
+  for (const d of definitions) {
+    if (!isDefinition(d)) continue;
+    const seen = byName.get(d.name);
+    if (seen && seen !== d) {
+      throw new SteadError("STEAD_BAD_INPUT", `two of the given definitions are named "${d.name}"`, {
+        fix: "give each workflow a unique name, and pass each definition once",
+      });
+    }
+    byName.set(d.name, d);
+  }
+}
+
 /** The file of the first stack frame outside this package's engine (the module calling `workflow()`). */
 export function callerModule(cut: (...args: never[]) => unknown = workflow): string | null {
   // Cut the stack at workflow(): under source maps (tsx, --enable-source-maps) this module's own

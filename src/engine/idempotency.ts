@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { SteadError } from "../errors.js";
 import type { IdempotencyRow, IdempotencyWrite, Store } from "../store/types.js";
-import { showId } from "./ids.js";
+import { idExcerpt } from "./ids.js";
 
 /** The control commands that take an idempotency key. */
 export type ControlVerb = "start" | "send" | "approve" | "deny" | "signal" | "release" | "pause" | "resume" | "cancel" | "fork" | "retry";
@@ -26,7 +26,7 @@ export type Replayable<T> = T & { already: boolean };
 
 export function checkKey(key: unknown): string {
   if (typeof key !== "string" || key.length === 0 || key.length > 200 || [...key].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid idempotency key ${typeof key === "string" ? showId(key) : String(key)}`, {
+    throw new SteadError("STEAD_BAD_INPUT", `invalid idempotency key ${typeof key === "string" ? idExcerpt(key) : String(key)}`, {
       fix: "use 1-200 printable characters, the same for every retry of one command (a ticket id, a UUID)",
     });
   }
@@ -75,7 +75,7 @@ async function recorded<T>(store: Store, call: KeyedCall): Promise<T | undefined
 function conflict(call: KeyedCall, row: IdempotencyRow): SteadError {
   return new SteadError(
     "STEAD_IDEMPOTENCY_CONFLICT",
-    `idempotency key ${showId(call.key)} was first used for ${call.verb} ${showId(call.scope)} with other arguments, at ${new Date(row.createdAt).toISOString()}${row.actor ? ` by ${row.actor}` : ""}: ${row.summary}`,
+    `idempotency key ${idExcerpt(call.key)} was first used for ${call.verb} ${idExcerpt(call.scope)} with other arguments, at ${new Date(row.createdAt).toISOString()}${row.actor ? ` by ${row.actor}` : ""}: ${row.summary}`,
     { key: call.key, fix: "a retry must repeat the first call's arguments exactly; a new command needs a new key" },
   );
 }

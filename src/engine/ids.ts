@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { SteadError } from "../errors.js";
 
 const SAFE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -13,16 +14,25 @@ export function childRunId(parentId: string, stepId: string): string {
   return `${parentId}.${part}`;
 }
 
+/** Not starting with `-`: every command the CLI prints with the id would read it as an option. */
 export function isValidRunId(id: string): boolean {
-  return /^[A-Za-z0-9_.:-]{1,200}$/.test(id);
+  return /^[A-Za-z0-9_.:][A-Za-z0-9_.:-]{0,199}$/.test(id);
 }
 
+const RUN_ID_RULE = "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'";
+
+/** Refuses an id `isValidRunId` rejects; `what` names it ("run id", "session id"). */
+export function checkRunId(id: string, what = "run id"): void {
+  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_INPUT", `invalid ${what} ${idExcerpt(id, { quote: true })}`, { fix: RUN_ID_RULE });
+}
+
+const EXCERPT = 48;
+
 /**
- * An id as a message shows it: whole when short and printable, else quoted, cut, and with its
- * length (ids come from users and may be anything, of any size).
+ * An id as a message echoes it: whole when short, else its first characters and its length, so
+ * a 10 KB argument is not printed back. `quote` quotes it as JSON (an id that may hold anything).
  */
-export function showId(id: string, max = 80): string {
-  if (id.length <= max && /^[\x21-\x7e]+$/.test(id)) return id;
-  const cut = id.length <= max ? id : id.slice(0, max);
-  return `${JSON.stringify(cut)}${id.length > max ? `… (${id.length} characters)` : ""}`;
+export function idExcerpt(id: string, options: { quote?: boolean } = {}): string {
+  const q = (s: string) => (options.quote ? JSON.stringify(s) : s);
+  return id.length <= 2 * EXCERPT ? q(id) : `${q(id.slice(0, EXCERPT))}… (${id.length} characters)`;
 }

@@ -2,7 +2,7 @@ import { SteadError } from "../errors.js";
 import type { RunRow, SessionSummary } from "../store/types.js";
 import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
-import { isValidRunId, newRunId } from "./ids.js";
+import { checkRunId, newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
 import type { ControlOptions, Stead } from "./stead.js";
 import { onceByKey, type Replayable } from "./idempotency.js";
@@ -61,9 +61,7 @@ export class Session<I> {
     if (!isDefinition(definition)) {
       throw new SteadError("STEAD_BAD_INPUT", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
     }
-    if (!isValidRunId(id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid session id ${JSON.stringify(id)}`, { fix: "use 1-200 characters: letters, digits, '_', '.', ':' or '-'" });
-    }
+    checkRunId(id, "session id");
   }
 
   /**

@@ -9,8 +9,8 @@ import { Worker, type WorkerOptions } from "../worker/worker.js";
 import type { StorageReport } from "../worker/storage-guard.js";
 import * as admin from "./admin.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
-import { isDefinition } from "./definition.js";
-import { isValidRunId, newRunId, showId } from "./ids.js";
+import { assertDistinctNames, isDefinition } from "./definition.js";
+import { checkRunId, newRunId } from "./ids.js";
 import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "./idempotency.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
 import {
@@ -165,11 +165,7 @@ export class Stead {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
       });
     }
-    if (options.id !== undefined && !isValidRunId(options.id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${JSON.stringify(options.id)}`, {
-        fix: "use 1-200 characters: letters, digits, '_', '.', ':' or '-'",
-      });
-    }
+    if (options.id !== undefined) checkRunId(options.id);
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
     const workspace = options.workspace === undefined ? null : checkWorkspace(options.workspace);
     const key = this.keyOption(options);
@@ -194,6 +190,7 @@ export class Stead {
    * `followTimersMs` is waited for). Returns the run as it then is.
    */
   async run<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: FollowOptions & StartOptions = {}): Promise<RunInfo> {
+    assertDistinctNames([definition, ...(options.definitions ?? [])]);
     const { id } = await this.start(definition, input, {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
@@ -203,6 +200,7 @@ export class Stead {
 
   /** Executes an existing run (and its children) in this process until it ends or parks. */
   async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
+    assertDistinctNames(definitions);
     await this.ready();
     const root = await admin.requireRun(this.store, runId);
     if (!definitions.some((d) => d.name === root.definition)) {
@@ -308,6 +306,12 @@ export class Stead {
     return Promise.all((await this.store.listRuns(filter)).map((r) => this.view(r)));
   }
 
+  /** How many runs match `filter` (`list` returns at most its limit of them). */
+  async count(filter: { status?: RunStatus[]; definition?: string } = {}): Promise<number> {
+    await this.ready();
+    return this.store.countRuns(filter);
+  }
+
   async journal(runId: string): Promise<StepView[]> {
     await this.ready();
     await admin.requireRun(this.store, runId);
@@ -393,9 +397,7 @@ export class Stead {
   }
 
   async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<admin.ForkResult>> {
-    if (options.id !== undefined && !isValidRunId(options.id)) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid run id ${showId(options.id)}`, { fix: "use letters, digits, '_', '.', ':' or '-'" });
-    }
+    if (options.id !== undefined) checkRunId(options.id);
     const key = this.keyOption(options);
     await this.ready();
     return admin.fork(this.store, runId, options.at, options.id, options.by ?? null, key);

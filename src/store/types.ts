@@ -503,6 +503,8 @@ export interface Store {
 
   getRun(id: string): Promise<RunRow | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRow[]>;
+  /** How many runs match `filter` (the same filters as `listRuns`, without a limit). */
+  countRuns(filter?: Omit<RunFilter, "limit">): Promise<number>;
   journal(runId: string): Promise<StepRow[]>;
   waits(runId: string): Promise<WaitRow[]>;
   /** Open waits with a wake time (kinds `timer` and `quota`) whose wake time is at or before `now`, earliest first. */

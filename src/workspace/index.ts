@@ -14,7 +14,7 @@ export type { ChangeWatcher } from "./change-watcher.js";
 export { encodeCheckpoint, MAX_CHECKPOINT_BYTES } from "./checkpoint.js";
 export { diffTrees, type TreeDiff } from "./diff.js";
 export { gcWorkspaces, DEFAULT_GC_GRACE_MS, type GcOptions, type GcResult } from "./gc.js";
-export { decodeNotes, type StoredNotes } from "./notes.js";
+export { decodeNotes, noteLabel, type StoredNotes } from "./notes.js";
 export { DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES, type ScanOptions } from "./options.js";
 export { checkRestoreTarget, reconcileWorkspace, restoreSnapshot, type ReconcileResult, type RestoreResult, type WorkspacePolicy } from "./restore.js";
 export { prepareWorkspace, resumeSnapshot, type PrepareAction, type PreparedWorkspace } from "./resume.js";

@@ -31,3 +31,14 @@ export function decodeNotes(text: string | null): StoredNotes {
 export function unmanagedPaths(notes: readonly ScanNote[]): Set<string> {
   return new Set(notes.map((n) => n.path));
 }
+
+const KIND_LABEL: Record<NoteKind, string> = {
+  "too-large": "skipped, too large",
+  unsupported: "skipped, unsupported type",
+  gap: "gap, could not be read",
+};
+
+/** What a note says about its path, for people: "skipped, too large (3000 bytes, over the 2048-byte ceiling)". */
+export function noteLabel(n: ScanNote): string {
+  return `${KIND_LABEL[n.kind] ?? n.kind}${n.detail ? ` (${n.detail})` : ""}`;
+}

@@ -3,7 +3,7 @@
  * over the directory it was taken from (policy `restore` puts back what changed since; `keep`
  * only reports it).
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SteadError } from "../errors.js";
@@ -53,12 +53,17 @@ export async function restoreSnapshot(store: Store, snapshot: Pick<SnapshotRow, 
   const t = tree ?? (await new TreeLoader(store).load(snapshot.root));
   mkdirSync(dirname(dir), { recursive: true });
   const tmp = join(dirname(dir), `.${basename(dir)}.stead-restore-${process.pid}-${randomBytes(4).toString("hex")}`);
-  mkdirSync(tmp, { mode: 0o700 });
+  // A snapshot records no mode for its root: an existing (empty) target keeps its own, a new one
+  // gets what mkdir gives under the user's umask. Private while the files go in.
+  mkdirSync(tmp);
+  const rootMode = statSync(state === "empty" ? dir : tmp).mode & 0o7777;
+  chmodSync(tmp, 0o700);
   try {
     makeDirs(tmp, t);
     const items = [...walkFiles(t)];
     await writeEntries(store, tmp, items);
     applyDirModes(tmp, t);
+    chmodSync(tmp, rootMode);
     if (state === "empty") rmdirSync(dir);
     renameSync(tmp, dir);
     return { target: dir, files: items.length, tree: t };

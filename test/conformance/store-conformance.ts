@@ -205,6 +205,33 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         expect(await store.listRuns({ limit: 2 })).toHaveLength(2);
         expect(await store.listRuns({ parentId: "nobody" })).toEqual([]);
       });
+
+      it("countRuns counts what listRuns would list without a limit, under the same filters", async () => {
+        expect(await store.countRuns()).toBe(0);
+        for (let i = 0; i < 7; i++) await created(`r${i}`);
+        await created("b1", { definition: DEF_B });
+        await created("k1", { parentId: "r0", parentStepId: "s" });
+        await created("t1", { sessionId: "sess-1" });
+        await created("t2", { sessionId: "sess-1" });
+        await setStatus("r1", "waiting");
+        await setStatus("b1", "completed");
+        expect(await store.countRuns()).toBe(11);
+        expect(await store.countRuns({ status: ["waiting", "completed"] })).toBe(2);
+        expect(await store.countRuns({ status: ["pending"] })).toBe(9);
+        expect(await store.countRuns({ definition: DEF_B })).toBe(1);
+        expect(await store.countRuns({ parentId: "r0" })).toBe(1);
+        expect(await store.countRuns({ sessionId: "sess-1" })).toBe(2);
+        expect(await store.countRuns({ definition: DEF_A, status: ["pending"] })).toBe(9);
+        expect(await store.countRuns({ parentId: "nobody" })).toBe(0);
+        expect(await store.countRuns({ status: [] })).toBe(11);
+        // Far more than listRuns's default page: the count has no limit.
+        for (let i = 0; i < 1_005; i += 201) {
+          const kids = Array.from({ length: 201 }, (_, j) => newRun(`bulk-${i + j}`, { parentId: "r0", parentStepId: `s${i + j}` }));
+          expect(await commitOne(store, [{ runId: "r0", newRuns: kids }])).toMatchObject({ ok: true });
+        }
+        expect(await store.countRuns({ parentId: "r0" })).toBe(1 + 1_005);
+        expect(await store.listRuns({ parentId: "r0" })).toHaveLength(1_000);
+      });
     });
 
     describe("workspace snapshots and blobs", () => {

@@ -3,6 +3,7 @@ import type { Stead } from "../../engine/stead.js";
 import type { EventView, RunInfo } from "../../engine/views.js";
 import { SteadError } from "../../errors.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
+import { inStatusColour, statusColour } from "../colour.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT, type ExitCode } from "../exit-codes.js";
 import { age, eventLine, holdLabel, json, stepDuration, stepsDone, table, truncate, waitLabel } from "../format.js";
@@ -72,13 +73,17 @@ export function registerInspect(program: Command): void {
               rows.map((r) => [
                 r.id,
                 r.definition,
-                r.status,
+                statusColour(r.status),
                 [...r.waitingFor.map((w) => waitLabel(w)), ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}` : h.kind))].join(", ") || "-",
                 String(r.stepsDone),
                 age(r.updatedAt),
               ]),
             ),
           );
+          if (runs.length === limit) {
+            const total = await stead.count(status ? { status } : {});
+            if (total > runs.length) print(`${runs.length} of ${total} ${status ? `${status.join("/")} ` : ""}runs shown (newest first); see more with --limit ${total}`);
+          }
         });
       }),
     );
@@ -98,7 +103,7 @@ export function registerInspect(program: Command): void {
           const fields: [string, string][] = [
             ["run", run.id],
             ["definition", run.definition],
-            ["status", `${run.status}${run.pauseRequested ? " (pause requested)" : ""}`],
+            ["status", `${statusColour(run.status)}${run.pauseRequested ? " (pause requested)" : ""}`],
             ["module", run.module ?? "-"],
             ["fingerprint", run.fingerprint ?? "- (adopted at the next claim)"],
             ["created", `${new Date(run.createdAt).toISOString()} (${age(run.createdAt)})`],
@@ -112,7 +117,7 @@ export function registerInspect(program: Command): void {
           print();
           print(`journal (${journal.length} entries, ${stepsDone(journal)} steps done):`);
           if (journal.length > 0) {
-            print(table(["SEQ", "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION"], journal.map((s) => [String(s.seq), s.id, s.kind, s.status, String(s.attempt), stepDuration(s)])));
+            print(table(["SEQ", "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION"], journal.map((s) => [String(s.seq), s.id, s.kind, statusColour(s.status), String(s.attempt), stepDuration(s)])));
           }
           const open = waits.filter((w) => w.status === "open");
           if (open.length > 0) {
@@ -144,7 +149,7 @@ export function registerInspect(program: Command): void {
         await withStead(cmd, "read", async (stead) => {
           const w = await stead.why(runId);
           if (o.json) return printJson(w);
-          print(w.text);
+          print(inStatusColour(w.status, w.text));
           for (const c of w.commands) print(`  ${c.what}: ${c.command}`);
         });
       }),

@@ -2,9 +2,11 @@ import { Option, type Command } from "commander";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import type { WorkspacePolicy } from "../../workspace/restore.js";
 import { formatDuration, parseDuration } from "../../engine/durations.js";
-import type { SteadError } from "../../errors.js";
+import { checkRunId } from "../../engine/ids.js";
+import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../../engine/payload.js";
 import { describeOutcome } from "../../worker/worker.js";
-import { act, example, parseJsonArg, parsePositiveInt, print, withStead } from "../context.js";
+import { SteadError } from "../../errors.js";
+import { act, example, parsePositiveInt, print, readJsonInput, shellQuote, storeOption, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { followForeground, onInterrupt } from "../follow.js";
 import { clock, describeStorage } from "../format.js";
@@ -14,6 +16,8 @@ import { loadFile, loadFiles, pickWorkflow } from "../load.js";
 interface RunOptions {
   idempotencyKey?: string;
   input?: string;
+  inputFile?: string;
+  detach?: boolean;
   workflow?: string;
   id?: string;
   workspace?: string;
@@ -37,31 +41,54 @@ export function registerRun(program: Command): void {
     .command("run")
     .description("start a run of a workflow file and execute it here until it ends or parks")
     .argument("<file>", "a .ts or .js file exporting workflows (no build step needed)")
-    .option("--input <json>", "the run's input, as JSON")
+    .option("--input <json>", "the run's input, as JSON (- reads it from standard input)")
+    .option("--input-file <path>", "read the run's input, as JSON, from this file")
     .option("--workflow <name>", "which workflow, when the file exports several")
     .option("--id <runId>", "the run's id (default: a fresh one)")
     .option("--workspace <dir>", "a directory the run works in: snapshotted after each effect/tool step, restored when the run resumes")
     .addOption(workspacePolicyOption())
     .option("--idempotency-key <key>", "start at most one run for this key: a repeat follows the run the first call started")
+    .option("--detach", "only start the run (pending) and print its id; a worker executes it")
     .action(
       act(async (file: string, o: RunOptions, cmd: Command) => {
+        if (o.detach && o.workspacePolicy !== undefined) {
+          throw new SteadError("STEAD_BAD_INPUT", "--workspace-policy applies to the process that executes the run, and --detach executes nothing here", {
+            fix: "pass it to `stead worker` instead",
+          });
+        }
+        if (o.id !== undefined) checkRunId(o.id);
         // Input first: a bad --input must be refused before anything is loaded or written.
-        const input = o.input === undefined ? null : parseJsonArg(o.input, "--input");
+        const input: unknown = (await readJsonInput(o)) ?? null;
         const workspace = o.workspace === undefined ? undefined : checkWorkspace(o.workspace);
         const loaded = await loadFile(file);
         const definition = pickWorkflow(loaded, file, o.workflow);
+        // start() checks the size again; checked here too so an input over the ceiling creates no store.
+        encodePayload(input, `the input of ${definition.name}`, DEFAULT_PAYLOAD_LIMIT);
         return withStead(cmd, true, async (stead) => {
           const { id, already } = await stead.start(definition, input, {
             ...(o.id === undefined ? {} : { id: o.id }),
             ...(workspace ? { workspace } : {}),
             ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
           });
-          print(already ? `run ${id} was already started with this key; following it` : `run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`);
+          const started = already ? `run ${id} was already started with this key` : `run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`;
+          if (o.detach) {
+            const store = storeOption(cmd);
+            print(`${started}, not executed here; it is ${already ? (await stead.get(id)).status : "pending"}`);
+            print(`run it with: stead worker ${shellQuote(file)}${store === undefined ? "" : ` --store ${shellQuote(store)}`}`);
+            return EXIT.ok;
+          }
+          print(already ? `${started}; following it` : started);
           return followForeground(stead, id, loaded.definitions, o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {});
         });
       }),
     );
-  example(run, `stead run ./triage.ts --input '{"issue": 42}'`, "stead run ./flows.ts --workflow nightly --id nightly-2024-06-01");
+  example(
+    run,
+    `stead run ./triage.ts --input '{"issue": 42}'`,
+    "stead run ./flows.ts --workflow nightly --id nightly-2024-06-01",
+    "stead run ./triage.ts --input-file issue.json --detach",
+    "curl -s https://example.com/issue.json | stead run ./triage.ts --input -",
+  );
 
   const worker = program
     .command("worker")

@@ -1,9 +1,13 @@
 import type { Command } from "commander";
+import { checkRunId, idExcerpt } from "../../engine/ids.js";
+import { sessionTranscript } from "../../agent/transcript.js";
 import { SteadError } from "../../errors.js";
+import { statusColour } from "../colour.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { age, table } from "../format.js";
 import { loadFile, pickWorkflow } from "../load.js";
+import { transcriptLines } from "../transcript.js";
 
 export function registerSessions(program: Command): void {
   const send = program
@@ -16,6 +20,7 @@ export function registerSessions(program: Command): void {
     .option("--idempotency-key <key>", "queue at most one turn for this key: a repeat reports the turn the first call queued")
     .action(
       act(async (sessionId: string, text: string, o: { agent?: string; name?: string; idempotencyKey?: string }, cmd: Command) => {
+        checkRunId(sessionId, "session id");
         // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
         const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
         // Without --agent the session must exist already: its store is not created.
@@ -25,7 +30,7 @@ export function registerSessions(program: Command): void {
             await stead.ready();
             const last = (await stead.store.listRuns({ sessionId, limit: 100_000 })).pop();
             if (!last?.module) {
-              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${sessionId} yet, so Stead does not know its agent`, {
+              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
                 fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
               });
             }
@@ -46,7 +51,7 @@ export function registerSessions(program: Command): void {
 
   const sessions = program
     .command("sessions")
-    .description("list agent sessions: turns, queue, the current turn and how the last one ended")
+    .description("list agent sessions: turns, queue, the current turn and how the last one ended; `sessions show <id>` prints one's transcript")
     .option("--limit <n>", "at most this many sessions, most recently active first", "50")
     .option("--json", "print JSON")
     .action(
@@ -73,5 +78,26 @@ export function registerSessions(program: Command): void {
         });
       }),
     );
-  example(sessions, "stead sessions", "stead sessions --json");
+  example(sessions, "stead sessions", "stead sessions --json", "stead sessions show support-42");
+
+  const show = sessions
+    .command("show")
+    .description("a session's transcript, read from its journals: each turn's status, the user's input, the model's text, tool calls with arguments and results")
+    .argument("<session>", "session id")
+    .option("--json", "print JSON")
+    .action(
+      act(async (sessionId: string, _o: unknown, cmd: Command) => {
+        // `sessions show x --json`: the parent `sessions` (which has a --json too) takes the flag first.
+        const o = cmd.optsWithGlobals<{ json?: boolean }>();
+        await withStead(cmd, false, async (stead) => {
+          const runs = await stead.store.listRuns({ sessionId, limit: 100_000 });
+          if (runs.length === 0) throw new SteadError("STEAD_BAD_INPUT", `no session ${idExcerpt(sessionId)}`, { fix: "list sessions with `stead sessions`" });
+          const turns = sessionTranscript(await Promise.all(runs.map(async (run) => ({ run, journal: await stead.store.journal(run.id) }))));
+          const definition = runs[runs.length - 1]?.definition ?? "?";
+          if (o.json) return printJson({ session: sessionId, definition, turns });
+          for (const line of transcriptLines(sessionId, definition, turns, statusColour)) print(line);
+        });
+      }),
+    );
+  example(show, "stead sessions show support-42", "stead sessions show support-42 --json | jq '.turns[-1]'");
 }

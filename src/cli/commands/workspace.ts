@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { idExcerpt } from "../../engine/ids.js";
 import type { Stead } from "../../engine/stead.js";
 import { SteadError } from "../../errors.js";
 import type { RunRow } from "../../store/types.js";
-import { checkRestoreTarget, decodeNotes, diffSnapshots, DEFAULT_GC_GRACE_MS, findSnapshot, gcWorkspaces, restoreSnapshot } from "../../workspace/index.js";
+import { checkRestoreTarget, decodeNotes, diffSnapshots, DEFAULT_GC_GRACE_MS, findSnapshot, gcWorkspaces, noteLabel, restoreSnapshot, type StoredNotes } from "../../workspace/index.js";
 import { act, example, print, printJson, withStead } from "../context.js";
 import { age, table } from "../format.js";
 
@@ -21,8 +22,33 @@ export function formatBytes(n: number): string {
 
 async function requireRun(stead: Stead, runId: string): Promise<RunRow> {
   const run = await stead.store.getRun(runId);
-  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${runId}`, { runId, fix: "list runs with `stead ps`" });
+  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
   return run;
+}
+
+/** Note lines printed at most; the rest are counted (`--json` has them all). */
+const MAX_NOTE_LINES = 20;
+
+/**
+ * The files snapshots have no content for (skipped, gaps), one line per path and note, with the
+ * snapshots (seqs) it applies to when `seq` is given: a file skipped in every snapshot is one line.
+ */
+function noteLines(snapshots: readonly { seq?: number; notes: StoredNotes }[]): string[] {
+  const byLine = new Map<string, number[]>();
+  let beyond = 0;
+  for (const s of snapshots) {
+    for (const n of s.notes.notes) {
+      const line = `${n.path}: ${noteLabel(n)}`;
+      byLine.set(line, [...(byLine.get(line) ?? []), ...(s.seq === undefined ? [] : [s.seq])]);
+    }
+    beyond += Object.values(s.notes.more ?? {}).reduce((a, b) => a + (b ?? 0), 0);
+  }
+  const all = [...byLine].map(([line, seqs]) => `  ${line}${seqs.length ? ` — seq ${seqs.join(", ")}` : ""}`);
+  const out = all.slice(0, MAX_NOTE_LINES);
+  const more = all.length - out.length;
+  if (more > 0) out.push(`  … and ${more} more (--json lists them)`);
+  if (beyond > 0) out.push(`  … and ${beyond} more the store counted but did not list`);
+  return out;
 }
 
 /** A whole number of at least `min` (`--seq` may be -1: the start snapshot). */
@@ -62,6 +88,11 @@ export function registerWorkspace(program: Command): void {
               }),
             ),
           );
+          const notes = noteLines(list.map((s) => ({ seq: s.seq, notes: decodeNotes(s.notes) })));
+          if (notes.length > 0) {
+            print("files a snapshot has no content for:");
+            for (const l of notes) print(l);
+          }
         });
       }),
     );
@@ -90,6 +121,11 @@ export function registerWorkspace(program: Command): void {
           checkRestoreTarget(resolve(target));
           const r = await restoreSnapshot(stead.store, snapshot, target);
           print(`restored run ${runId} ${snapshot.stepId ? `after step "${snapshot.stepId}"` : "as it started"} (seq ${snapshot.seq}, ${snapshot.source}) into ${r.target}: ${r.files} files`);
+          const notes = noteLines([{ notes: decodeNotes(snapshot.notes) }]);
+          if (notes.length > 0) {
+            print("not restored (the snapshot has no content for them):");
+            for (const l of notes) print(l);
+          }
         });
       }),
     );

@@ -2,7 +2,7 @@ import { SteadError } from "../../errors.js";
 import type { EventRow, Mutation, RunRow, Store, UnitResult } from "../../store/types.js";
 import { keyTaken } from "../../store/faults.js";
 import type { ControlVerb, KeyedCall } from "../idempotency.js";
-import { showId } from "../ids.js";
+import { idExcerpt } from "../ids.js";
 
 /**
  * What every control command shares. Each command reads, decides, then commits one unit whose
@@ -23,7 +23,7 @@ export function keyed(k: KeyOption | undefined, verb: ControlVerb, scope: string
 export async function requireRun(store: Store, runId: string): Promise<RunRow> {
   const run = await store.getRun(runId);
   if (!run) {
-    throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${showId(runId)}`, { runId, fix: "list runs with `stead ps`" });
+    throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
   }
   return run;
 }

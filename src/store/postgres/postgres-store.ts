@@ -325,6 +325,21 @@ export class PostgresStore implements Store {
     return (await this.query(sql, params)).map(toRun);
   }
 
+  async countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: string, v: unknown) => {
+      params.push(v);
+      where.push(sql.replace("?", `$${params.length}`));
+    };
+    if (filter.status?.length) add("status = ANY(?::text[])", filter.status);
+    if (filter.definition !== undefined) add("definition = ?", filter.definition);
+    if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
+    if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
+    const rows = await this.query(`SELECT COUNT(*)::int AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`, params);
+    return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+  }
+
   async journal(runId: string): Promise<StepRow[]> {
     return (await this.query("SELECT * FROM steps WHERE run_id = $1 ORDER BY seq", [runId])).map(toStep);
   }

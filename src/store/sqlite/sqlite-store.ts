@@ -387,6 +387,29 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toRun));
   }
 
+  countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status?.length) {
+      where.push("status IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(filter.status));
+    }
+    if (filter.definition !== undefined) {
+      where.push("definition = ?");
+      params.push(filter.definition);
+    }
+    if (filter.parentId !== undefined) {
+      where.push("parent_id = ?");
+      params.push(filter.parentId);
+    }
+    if (filter.sessionId !== undefined) {
+      where.push("session_id = ?");
+      params.push(filter.sessionId);
+    }
+    const row = this.stmt(`SELECT COUNT(*) AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(...params) as { n: number };
+    return Promise.resolve(row.n);
+  }
+
   journal(runId: string): Promise<StepRow[]> {
     return Promise.resolve(this.journalSync(runId));
   }
