@@ -13,6 +13,7 @@ import { postgresSuite } from "./postgres-suite.js";
 import { fmt } from "./report.js";
 import { sqliteSuite } from "./sqlite-suite.js";
 import { workspaceSuite } from "./workspace-suite.js";
+import { sessionSuite } from "./session-suite.js";
 
 const FLAGS = ["--sqlite-only", "--postgres-only"] as const;
 
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
   if (which.sqlite) {
     console.log("");
     await workspaceSuite();
+    console.log("");
+    await sessionSuite();
   }
   if (which.sqlite && which.postgres) console.log("");
   if (which.postgres) await postgresSuite();

@@ -96,13 +96,13 @@ describe("stead approve / deny on an agent's tool call", () => {
     expect(toolResult(s.requests[1], "c1")).toBe("denied by dave: freeze until Monday");
   });
 
-  it("a decision on a call that is not pending: exit 2, one line, the store unchanged", async () => {
+  it("another decision on a call already decided: exit 2, one line naming the first, the store unchanged", async () => {
     const { runId, db, dir } = await parkedDeployer();
     expect((await cli(["approve", runId, "approve:c1", "--store", db], dir)).code).toBe(0);
     const before = dumpStore(db);
     const again = await cli(["approve", runId, "approve:c1", "--edit", '{"env":"staging"}', "--store", db], dir);
     expect(again.code).toBe(2);
-    expect(lines(again.stderr)).toEqual([expect.stringMatching(/^stead: run .* is not waiting for approval "approve:c1"/)]);
+    expect(lines(again.stderr)).toEqual([expect.stringMatching(/^stead: "approve:c1" on run .* was already approved by tester@\S+ at \d{4}-/)]);
     expect(dumpStore(db)).toEqual(before);
   });
 });

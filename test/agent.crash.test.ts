@@ -223,7 +223,7 @@ describe("agent run killed mid model call", () => {
     await second.terminate();
   });
 
-  it("killed mid stream: the partial text stays in attempt 1's model.delta events, the call is made again as attempt 2, the output is the full text", async () => {
+  it("killed mid stream: the partial text stays in attempt 1's model.delta events, the call is made again as attempt 2, whose deltas give way to its journaled text", async () => {
     const text = "Durable agents keep their partial words: this sentence arrives in ten slow pieces.";
     const pieces = 10;
     const sentBeforeHang = 4;
@@ -246,8 +246,10 @@ describe("agent run killed mid model call", () => {
     const second = spawnWorker();
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text, modelCalls: 1, toolCalls: 0 });
+    // The cut-off attempt keeps its partial text; the one that answered is compacted into its journal row.
     expect(await streamed(1)).toBe(partial);
-    expect(await streamed(2)).toBe(text);
+    expect(await streamed(2)).toBe("");
+    expect((await eventsOf("r1", "model.text")).map((e) => e.data)).toEqual([{ step: "model-1", attempt: 2 }]);
     expect(await intents("r1", "model-1")).toEqual([
       [1, null],
       [2, "retry: always"],

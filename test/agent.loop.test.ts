@@ -191,21 +191,24 @@ describe("the loop", () => {
     expect(stored.length * 2).toBeLessThan(sent);
   });
 
-  it("streams text as model.delta events that add up to the text: far fewer events than chunks, no journal rows", async () => {
+  it("streams text as model.delta events a follower sees while the call runs: far fewer events than chunks; once journaled, they give way to a model.text marker", async () => {
     const text = Array.from({ length: 400 }, (_, i) => `w${i} `).join("");
-    const s = await server([reply.text(text, { chunks: 400 })]);
+    const s = await server([reply.text(text, { chunks: 400, chunkDelayMs: 3 })]);
     const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
-    const run = await stead.run(talker, "talk", FAST_FOLLOW);
+    const seen: { type: string; data: Record<string, unknown> }[] = [];
+    const run = await stead.run(talker, "talk", { ...FAST_FOLLOW, onEvent: (e) => void seen.push(e) });
     expect(run.status).toBe("completed");
     expect((run.output as { text: string }).text).toBe(text);
 
-    const deltas = await eventsOf(stead, run.id, "model.delta");
-    expect(deltas.length).toBeGreaterThan(0);
-    expect(deltas.map((d) => d.data.text).join("")).toBe(text);
-    for (const d of deltas) expect(d.data).toMatchObject({ step: "model-1", attempt: 1 });
-    // Batched: at most one event per flush interval, never one per chunk.
-    expect(deltas.length).toBeLessThanOrEqual(10);
+    const live = seen.filter((e) => e.type === "model.delta");
+    expect(live.length).toBeGreaterThan(0);
+    for (const d of live) expect(d.data).toMatchObject({ step: "model-1", attempt: 1 });
+    // What the follower saw live is the text as far as it got; batched, never one event per chunk.
+    expect(text.startsWith(live.map((d) => String(d.data.text)).join(""))).toBe(true);
+    expect(live.length).toBeLessThanOrEqual(15);
+    expect(await eventsOf(stead, run.id, "model.delta")).toEqual([]);
+    expect((await eventsOf(stead, run.id, "model.text")).map((e) => e.data)).toEqual([{ step: "model-1", attempt: 1 }]);
     expect(await journalShape(stead, run.id)).toEqual([["model-1", "model", "completed"]]);
   });
 });

@@ -55,17 +55,20 @@ describe("transient failures", () => {
       reply.text("The complete answer, from the second try.", { chunks: 3 }),
     ]);
     const stead = h.create();
-    const run = await stead.run(talker(s.url), "hi", FAST_FOLLOW);
+    const seen: { type: string; data: Record<string, unknown> }[] = [];
+    const run = await stead.run(talker(s.url), "hi", { ...FAST_FOLLOW, onEvent: (e) => void seen.push(e) });
     expect(run.status).toBe("completed");
     expect((run.output as { text: string }).text).toBe("The complete answer, from the second try.");
     expect((await stead.journal(run.id))[0]?.output).toMatchObject({ content: [{ type: "text", text: "The complete answer, from the second try." }] });
     const retries = await eventsOf(stead, run.id, "model.retry");
     expect(retries).toHaveLength(1);
     expect(retries[0]?.data).toMatchObject({ step: "model-1", try: 1, status: null });
-    // The cut-off text was published live, and stays in the events.
-    const live = (await eventsOf(stead, run.id, "model.delta")).map((e) => e.data.text).join("");
-    expect(live).toContain("PARTIAL-ONE");
-    expect(live).toContain("The complete answer, from the second try.");
+    // The cut-off try's text was published live, tagged with its try; once the answer is journaled,
+    // the attempt's deltas (both tries) give way to it: the journal holds the answer, once.
+    const live = seen.filter((e) => e.type === "model.delta");
+    expect(live.filter((e) => e.data.try === 1).map((e) => e.data.text).join("")).toContain("PARTIAL-ONE");
+    expect(await eventsOf(stead, run.id, "model.delta")).toEqual([]);
+    expect((await eventsOf(stead, run.id, "model.text")).map((e) => e.data)).toEqual([{ step: "model-1", attempt: 1 }]);
   });
 
   it("a stream that goes silent is cut after idleTimeoutMs and retried", async () => {

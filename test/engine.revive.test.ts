@@ -18,11 +18,13 @@ afterEach(() => void log.splice(0));
 const did = (runId: string, step: string) => log.push(`${runId} ${step}`);
 
 const gates = new Map<string, ReturnType<typeof deferred>>();
-const gate = (name: string) => {
+/** The gate `name`, made by whichever side reaches it first (the step waiting, or the test opening it). */
+const gateOf = (name: string) => {
   let g = gates.get(name);
   if (!g) gates.set(name, (g = deferred()));
-  return g.promise;
+  return g;
 };
+const gate = (name: string) => gateOf(name).promise;
 afterEach(() => gates.clear());
 
 const slow = workflow("slow-3", { version: "1" }, async (ctx) => {
@@ -74,10 +76,10 @@ describe("resume a cancelled run", () => {
     const stead = h.create();
     const { id } = await stead.start(slow, null);
     const w = h.worker(stead, { definitions: [slow], ...FAST_WORKER }).start();
-    await waitUntil("step a to run", () => log.includes(`${id} a`));
+    await waitUntil("step a to be journaled", async () => (await stead.journal(id)).some((st) => st.id === "a" && st.status === "completed"));
     const cancelled = await stead.cancel(id, { by: "ann", reason: "wrong input" });
     expect(cancelled.cancelled).toEqual([id]);
-    gates.get(`${id} b`)?.resolve(undefined);
+    gateOf(`${id} b`).resolve(undefined);
     await waitUntil("the worker to let the run go", () => w.inFlight === 0);
     expect((await stead.get(id)).status).toBe("cancelled");
 

@@ -304,7 +304,14 @@ describe("the packed package in a fresh npm project", () => {
       expect(lines(readText(log))).toEqual(["list-files", "summarize", "post-comment triage-1:post-comment", "ship"]);
       expect(lines(readText(agentLog))).toEqual(["note checked"]);
       expect(JSON.parse(statusOf("triage-1")?.output ?? "null")).toEqual({ title: "2 files" });
-      expect((JSON.parse(statusOf("noter-1")?.output ?? "null") as { text?: string }).text).toContain("ok checked");
+      // The agent's final text is stored once: the run's output points at its last model step's row.
+      const ref = (JSON.parse(statusOf("noter-1")?.output ?? "null") as { text?: { $steadRef?: { step: string; path: (string | number)[] } } }).text?.$steadRef;
+      const conn = new Database(db, { readonly: true, fileMustExist: true });
+      const stepOutput = (conn.prepare("SELECT output FROM steps WHERE run_id = 'noter-1' AND step_id = ?").get(ref?.step ?? "") as { output: string } | undefined)?.output;
+      conn.close();
+      let text: unknown = JSON.parse(stepOutput ?? "null");
+      for (const k of ref?.path ?? []) text = (text as Record<string | number, unknown> | null)?.[k];
+      expect(text).toContain("ok checked");
     });
   });
 

@@ -90,7 +90,7 @@ describe("stead export / stead import", () => {
     const exported = await cli(["export", "--store", source, "--out", file], dir);
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
-    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema ${SCHEMA}) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}, blobs 0, snapshots 0\n`);
+    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema ${SCHEMA}) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}, blobs 0, snapshots 0, idempotency_keys 0\n`);
     const dump = readFileSync(file, "utf8");
     expect(JSON.parse(dump.split("\n")[0] ?? "")).toMatchObject({ "stead-export": 1, source: "sqlite" });
 
@@ -109,7 +109,7 @@ describe("stead export / stead import", () => {
 
     const fromPg = await cli(["export"], dir, { env: { STEAD_DATABASE_URL: db.url } });
     expect(fromPg.code).toBe(0);
-    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema \d+\): runs 2, steps 4, waits 2, holds 0, events \d+, blobs 0, snapshots 0\n$/);
+    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema \d+\): runs 2, steps 4, waits 2, holds 0, events \d+, blobs 0, snapshots 0, idempotency_keys 0\n$/);
     expect(JSON.parse(fromPg.stdout.split("\n")[0] ?? "")).toMatchObject({ source: "postgres" });
 
     const back = join(dir, "back.db");

@@ -5,6 +5,7 @@ import type { RunInfo } from "../engine/views.js";
 import { print } from "./context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { describeEvent, describeStorage, json } from "./format.js";
+import { LiveText } from "./live-text.js";
 
 /**
  * SIGINT/SIGTERM handling for a foreground process: the first signal calls `onFirst` (a graceful
@@ -79,12 +80,14 @@ export async function followForeground(
     controller.abort();
   });
   let run: RunInfo;
+  const live = new LiveText(stead);
   try {
     run = await stead.follow(runId, definitions, {
       signal: controller.signal,
       ...(options.eventsAfter === undefined ? {} : { eventsAfter: options.eventsAfter }),
       ...(options.workspace ? { workspace: options.workspace } : {}),
-      onEvent: (e) => {
+      onEvent: async (raw) => {
+        const e = await live.expand(raw);
         const text = describeEvent(e, true);
         if (text !== null) print(`  ${e.runId === runId ? "" : `[${e.runId}] `}${text}`);
       },

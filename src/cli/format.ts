@@ -112,6 +112,11 @@ export function describeEvent(e: EventView, brief = false): string | null {
       return `cancelled${d.reason ? `: ${str(d.reason)}` : ""}${d.by ? ` by ${str(d.by)}` : ""}`;
     case "model.delta":
       return `${str(d.step)} (attempt ${str(d.attempt)}${Number(d.try ?? 1) > 1 ? `, try ${str(d.try)}` : ""}) » ${truncate(str(d.text).replace(/\s+/g, " "), 200)}`;
+    case "model.text": {
+      // Expanded by LiveText: the completed call's text, less what a follower already showed.
+      const rest = typeof d.rest === "string" ? d.rest : str(d.text);
+      return `${str(d.step)} (attempt ${str(d.attempt)}) answered${rest ? ` » ${truncate(rest.replace(/\s+/g, " "), 200)}` : ""}`;
+    }
     case "model.retry":
       return `${str(d.step)}: ${str(d.model)} failed (${d.status ? `${str(d.status)} ` : ""}${truncate(str(d.error), 120)}); try ${Number(d.try ?? 0) + 1} in ${formatDuration(Number(d.delayMs ?? 0))}`;
     case "model.failover":

@@ -81,7 +81,7 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
   /** Keep executing through timers due within this many ms. Default 60 000. */
   followTimersMs?: number;
   /** Called for every new event of the run's tree. */
-  onEvent?: (e: EventView) => void;
+  onEvent?: (e: EventView) => void | Promise<void>;
   /** Report only events after this sequence number. Default 0 (all). */
   eventsAfter?: number;
   /**
@@ -232,7 +232,7 @@ export class Stead {
         const evs = await this.store.events({ afterSeq: lastEvent, limit: 5000 });
         for (const e of evs) {
           lastEvent = e.seq;
-          if (tree.includes(e.runId)) options.onEvent(eventView(e));
+          if (tree.includes(e.runId)) await options.onEvent(eventView(e));
         }
         if (evs.length < 5000) return;
       }

@@ -4,6 +4,7 @@ import type { EventView, RunInfo } from "../../engine/views.js";
 import { SteadError } from "../../errors.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { inStatusColour, statusColour } from "../colour.js";
+import { LiveText } from "../live-text.js";
 import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT, type ExitCode } from "../exit-codes.js";
 import { age, eventLine, holdLabel, json, stepDuration, stepsDone, table, truncate, waitLabel } from "../format.js";
@@ -168,20 +169,22 @@ export function registerInspect(program: Command): void {
           let last = 0;
           const first = await eventsAfter(stead, runId, 0);
           let steps = 0;
-          const show = (e: EventView) => {
+          const live = new LiveText(stead);
+          const show = async (raw: EventView) => {
+            const e = await live.expand(raw);
             if (o.json) return void process.stdout.write(`${JSON.stringify(e)}\n`);
             if (e.type === "step.completed") steps += 1;
             // Following live, completed steps carry a running count: progress at a glance.
             print(`${eventLine(e)}${o.follow && e.type === "step.completed" ? `  [${steps} done]` : ""}`);
           };
           if (!o.follow) {
-            if (o.json) printJson(first);
-            else for (const e of first) show(e);
+            if (o.json) printJson(await Promise.all(first.map((e) => live.expand(e))));
+            else for (const e of first) await show(e);
             return EXIT.ok;
           }
           for (let batch = first; ; batch = await eventsAfter(stead, runId, last)) {
             for (const e of batch) {
-              show(e);
+              await show(e);
               last = e.seq;
             }
             const run = await stead.get(runId);
