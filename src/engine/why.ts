@@ -144,12 +144,18 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
     case "failed": {
       const e = decodeError(run.error);
       text = `Run ${run.id} (${run.definition}) failed ${since} ago: ${e.code ? `${e.code}: ` : ""}${e.message}; ${lastStep(journal)}.${e.fix ? ` What to check: ${e.fix}` : ""}`;
-      commands.push({ what: "rerun it under the current code, reusing completed steps", command: `stead fork ${id}` });
+      commands.push(
+        { what: `give ${e.stepId ? `step "${e.stepId}"` : "its failed step"} a new attempt once its cause is fixed`, command: `stead retry ${id}` },
+        { what: "rerun it under the current code, reusing completed steps", command: `stead fork ${id}` },
+      );
       break;
     }
     case "cancelled":
-      text = `Run ${run.id} (${run.definition}) was cancelled ${since} ago; ${lastStep(journal)}.`;
-      commands.push({ what: "run it again from its journal as a new run", command: `stead fork ${id}` });
+      text = `Run ${run.id} (${run.definition}) was cancelled ${since} ago; ${lastStep(journal)}. Nothing was deleted: it can be resumed.`;
+      commands.push(
+        { what: "resume it from its last completed step (with the children cancelled with it)", command: `stead resume ${id}` },
+        { what: "run it again from its journal as a new run", command: `stead fork ${id}` },
+      );
       break;
   }
   return { runId: run.id, status: run.status, text, commands };

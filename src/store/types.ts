@@ -1,7 +1,7 @@
 /**
  * The Store interface: everything the engine and worker persist goes through it.
  *
- * Glossary (see DESIGN.md):
+ * Glossary (see docs/ARCHITECTURE.md):
  * - run:     one execution of a definition with an input; `fence` grows at every claim.
  * - journal: the run's step rows, ordered by `seq` (the journal position the code asked for them at).
  * - wait:    a durable reason a run is parked (approval, signal, timer, quota, child); one row per wait.
