@@ -99,7 +99,7 @@ describe("stead export / stead import", () => {
     expect(imported.stderr).toBe("");
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/^imported .*moved\.dump \(from sqlite, schema \d+\) into postgres:\/\/.+ \(postgres\):\n/);
-    expect(imported.stdout).toMatch(/\n {2}runs {7}2\n {2}steps {6}4\n {2}waits {6}2\n {2}holds {6}0\n {2}events {5}\d+\n {2}blobs {6}0\n {2}snapshots {2}0\n/);
+    expect(imported.stdout).toMatch(/\n {2}runs {14}2\n {2}steps {13}4\n {2}waits {13}2\n {2}holds {13}0\n {2}events {12}\d+\n {2}blobs {13}0\n {2}snapshots {9}0\n {2}idempotency_keys {2}0\n/);
     expect(imported.stdout).toMatch(/\nverified: every table's row count and SHA-256 digest in the store match the dump\n$/);
 
     // The moved runs answer to the CLI on Postgres.

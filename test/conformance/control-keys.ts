@@ -95,11 +95,18 @@ export function describeControlKeyConformance(name: string, factory: StoreFactor
     it("deleteEvents drops one step attempt's live events in the commit that writes the step, and nothing else", async () => {
       await store.createRun(newRun("r1"), []);
       const delta = (step: string, attempt: number, text: string) => ({ type: "model.delta", data: { step, attempt, try: 1, text } });
-      expect(await commitOne(store, [{ runId: "r1", events: [delta("model-1", 1, "cut "), delta("model-1", 2, "Hel"), delta("model-1", 2, "lo"), delta("model-2", 1, "other"), { type: "step.intent", data: { step: "model-1", attempt: 2 } }] }])).toMatchObject({ ok: true });
+      expect(await commitOne(store, [{ runId: "r1", events: [delta("model-1", 1, "cut "), delta("model-2", 1, "other"), { type: "step.intent", data: { step: "model-1", attempt: 2 } }, delta("model-1", 2, "Hel"), delta("model-1", 2, "lo")] }])).toMatchObject({ ok: true });
+      const seenBefore = Math.max(...(await store.events({ runId: "r1" })).map((e) => e.seq));
       expect(await commitOne(store, [{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 2 }, events: [{ type: "step.completed", data: { step: "model-1" } }] }])).toMatchObject({ ok: true });
+      // A follower that read up to seenBefore must still find what the compaction wrote: numbers only grow.
+      const after = (await store.events({ runId: "r1", afterSeq: seenBefore })).map((e) => e.type);
+      expect(after).toEqual(["step.completed"]);
       const left = (await store.events({ runId: "r1" })).map((e) => `${e.type} ${(JSON.parse(e.data) as { step?: string; attempt?: number }).step ?? ""} ${(JSON.parse(e.data) as { attempt?: number }).attempt ?? ""}`.trim());
       expect(left).toEqual(["model.delta model-1 1", "model.delta model-2 1", "step.intent model-1 2", "step.completed model-1"]);
-      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "step.intent", step: "model-1", attempt: 2 } }]])).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      // The deleted deltas were the newest rows: their numbers are not handed out again.
+      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "step.intent", step: "model-1", attempt: 2 }, events: [{ type: "x" }] }]])).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      // A compaction writes the event that takes the deleted ones' place.
+      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 1 } }]])).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
     });
   });
 }

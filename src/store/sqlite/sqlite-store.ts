@@ -688,6 +688,9 @@ export class SqliteStore implements Store {
         if (!this.stmt("SELECT 1 FROM runs WHERE id = ?").get(r.id)) this.insertRun(r);
       }
     }
+    this.insertEvents(m.runId, m.events, now);
+    // After the insert, on purpose: events.seq is a rowid (max + 1), and deleting the highest rows
+    // first would hand their numbers to the new events, below what a follower has already read.
     if (m.deleteEvents) {
       // The predicate repeats events_compactable's (migration 5) so the partial index serves it.
       this.stmt("DELETE FROM events WHERE run_id = ? AND type = 'model.delta' AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?").run(
@@ -696,7 +699,6 @@ export class SqliteStore implements Store {
         m.deleteEvents.attempt,
       );
     }
-    this.insertEvents(m.runId, m.events, now);
     return { pauseRequested };
   }
 
