@@ -17,31 +17,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { type Stead } from "../src/index.js";
 import { Sandbox, useSandbox, type WorkerConfig } from "./fixtures/crash/harness.js";
-import { readLog, type LogLine } from "./fixtures/pg/checks.js";
+import { readLog, restartedAfterCommit } from "./fixtures/pg/checks.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
-
-/** Steps whose function started again after the execution whose outcome was committed had finished. */
-async function restartedAfterCommit(stead: Stead, runIds: readonly string[], log: readonly LogLine[]): Promise<string[]> {
-  const problems: string[] = [];
-  for (const id of runIds) {
-    for (const s of await stead.journal(id)) {
-      const nonce = (s.output as { n?: string } | undefined)?.n;
-      if (s.status !== "completed" || !nonce) continue;
-      const committed = log.find((l) => l.runId === id && l.stepId === s.id && l.phase === "done" && l.nonce === nonce);
-      if (!committed) {
-        problems.push(`${id} ${s.id}: the committed nonce ${nonce} has no done line`);
-        continue;
-      }
-      for (const l of log) {
-        if (l.runId === id && l.stepId === s.id && l.phase === "start" && l.index > committed.index) {
-          problems.push(`${id} ${s.id}: started again by pid ${l.pid} (attempt ${l.attempt}) after pid ${committed.pid} completed it`);
-        }
-      }
-    }
-  }
-  return problems;
-}
 
 for (const store of ["sqlite", "postgres"] as const) {
   describe(`a worker frozen past its lease (${store})`, () => {

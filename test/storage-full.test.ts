@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createStead, workflow, type RunInfo, type Stead } from "../src/index.js";
 import { cli, requireBuild } from "./cli-helpers.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
-import { readLog, type LogLine } from "./fixtures/pg/checks.js";
+import { readLog, restartedAfterCommit } from "./fixtures/pg/checks.js";
 import { PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer } from "./setup/postgres.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
@@ -30,19 +30,17 @@ const STORAGE = { storageHeadroomBytes: 256 * 1024, storageAlertMs: 1500, storag
 
 const ballast = workflow("ballast", { version: "1" }, () => null);
 
-/** Steps whose function started again after the execution whose outcome was committed had finished. */
-async function restartedAfterCommit(stead: Stead, log: readonly LogLine[]): Promise<string[]> {
-  const problems: string[] = [];
-  for (const id of IDS) {
-    for (const s of await stead.journal(id)) {
-      const nonce = (s.output as { n?: string } | undefined)?.n;
-      if (s.status !== "completed" || !nonce) continue;
-      const committed = log.find((l) => l.runId === id && l.stepId === s.id && l.phase === "done" && l.nonce === nonce);
-      if (!committed) problems.push(`${id} ${s.id}: no done line for the committed nonce`);
-      else for (const l of log) if (l.runId === id && l.stepId === s.id && l.phase === "start" && l.index > committed.index) problems.push(`${id} ${s.id}: started again by ${l.pid}`);
-    }
+/** Writes `path` until its file system has no byte left (ENOSPC). */
+function fillToTheLastByte(path: string): void {
+  const fd = openSync(path, "w");
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
+  } finally {
+    closeSync(fd);
   }
-  return problems;
 }
 
 const heldStorage = (r: RunInfo) => r.status === "held";
@@ -92,7 +90,7 @@ async function afterSpaceReturns(stead: Stead, worker: WorkerProcess, log: strin
   }
   await worker.waitFor((r) => r.type === "storage" && r.report.state === "recovered", "the worker to report the store writable again");
   expect(worker.reports.filter((r) => r.type === "storage").map((r) => (r.type === "storage" ? r.report.state : ""))).toEqual(["full", "still-full", "recovered"]);
-  expect(await restartedAfterCommit(stead, readLog(log))).toEqual([]);
+  expect(await restartedAfterCommit(stead, IDS, readLog(log))).toEqual([]);
   expect(await worker.terminate()).toEqual({ code: 0, signal: null });
 }
 
@@ -156,15 +154,7 @@ describe.skipIf(!ROOT)("an SQLite store on a full file system (a tmpfs; needs ro
       await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the runs to be under way", 20_000);
       // Fill the file system to its last byte.
       const filler = join(mount, "filler");
-      const fd = openSync(filler, "w");
-      const chunk = Buffer.alloc(64 * 1024, 1);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
-      } finally {
-        closeSync(fd);
-      }
+      fillToTheLastByte(filler);
       await whileFull(stead, worker, storePath, box.dir, true);
       rmSync(filler);
       await afterSpaceReturns(stead, worker, box.log);
@@ -197,15 +187,7 @@ describe.skipIf(!ROOT || PRIVATE_SERVER_UNAVAILABLE !== undefined)("a Postgres s
       const worker = box.spawn({ ...config({ start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }), store: db.url });
       await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the runs to be under way", 30_000);
       const filler = join(mount, "filler");
-      const fd = openSync(filler, "w");
-      const chunk = Buffer.alloc(64 * 1024, 1);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
-      } finally {
-        closeSync(fd);
-      }
+      fillToTheLastByte(filler);
       await whileFull(stead, worker, db.url, box.dir, true);
       rmSync(filler);
       await afterSpaceReturns(stead, worker, box.log);

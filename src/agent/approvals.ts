@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { JSONSchema7 } from "@ai-sdk/provider";
+import { canonical } from "../engine/canonical.js";
 
 /** The decision record a tool approval wait is opened with (`stead why` and `stead approve` read it). */
 export interface ToolApprovalRequest {
@@ -36,14 +37,3 @@ export function callFingerprint(tool: string, input: unknown): string {
   return createHash("sha256").update(JSON.stringify([tool, canonical(input)])).digest("hex").slice(0, 16);
 }
 
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === "object") {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
-}

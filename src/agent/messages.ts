@@ -78,7 +78,8 @@ export function responseText(r: ModelResponse): string {
     .join("");
 }
 
-function parseOr(text: string): unknown {
+/** The JSON a model wrote, parsed; the text itself when it is not JSON. */
+export function parseOr(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -11,7 +11,7 @@ import { decodeError, decodePayload } from "../engine/payload.js";
 import { turnOutcome, type TurnOutcome } from "../engine/sessions.js";
 import { TERMINAL_STATUSES, type RunRow, type RunStatus, type StepRow } from "../store/types.js";
 import type { ToolDecision } from "./approvals.js";
-import { INTERRUPTED_RESULT, responseText, toolCalls, type ModelStepOutput } from "./messages.js";
+import { INTERRUPTED_RESULT, parseOr, responseText, toolCalls, type ModelStepOutput } from "./messages.js";
 import { asToolError, callKey, type ToolState } from "./tool-call.js";
 
 /**
@@ -208,12 +208,4 @@ function reasoningText(r: Extract<ModelStepOutput, { kind: "response" }>): strin
     .filter((p): p is Extract<typeof p, { type: "reasoning" }> => p.type === "reasoning")
     .map((p) => p.text)
     .join("");
-}
-
-function parseOr(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { SteadError } from "../errors.js";
 import type { IdempotencyRow, IdempotencyWrite, Store } from "../store/types.js";
 import { idExcerpt } from "./ids.js";
+import { canonical } from "./canonical.js";
 
 /** The control commands that take an idempotency key. */
 export type ControlVerb = "start" | "send" | "approve" | "deny" | "signal" | "release" | "pause" | "resume" | "cancel" | "fork" | "retry";
@@ -31,20 +32,6 @@ export function checkKey(key: unknown): string {
     });
   }
   return key;
-}
-
-/** Key order does not change a digest: `{a, b}` and `{b, a}` are the same arguments. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === "object") {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
 }
 
 export function sameArgs(a: unknown, b: unknown): boolean {

@@ -308,7 +308,8 @@ export class PostgresStore implements Store {
     return r ? toRun(r) : undefined;
   }
 
-  async listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+  /** The WHERE clause (and its parameters, $1…) of a run filter, shared by listRuns and countRuns. */
+  private runsWhere(filter: Omit<RunFilter, "limit">): { where: string; params: unknown[] } {
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, v: unknown) => {
@@ -319,24 +320,19 @@ export class PostgresStore implements Store {
     if (filter.definition !== undefined) add("definition = ?", filter.definition);
     if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
     if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
+    return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+    const { where, params } = this.runsWhere(filter);
     params.push(filter.limit ?? 1000);
     const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT $${params.length}`;
-    return (await this.query(sql, params)).map(toRun);
+    return (await this.query(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT $${params.length}`, params)).map(toRun);
   }
 
   async countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, v: unknown) => {
-      params.push(v);
-      where.push(sql.replace("?", `$${params.length}`));
-    };
-    if (filter.status?.length) add("status = ANY(?::text[])", filter.status);
-    if (filter.definition !== undefined) add("definition = ?", filter.definition);
-    if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
-    if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
-    const rows = await this.query(`SELECT COUNT(*)::int AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`, params);
+    const { where, params } = this.runsWhere(filter);
+    const rows = await this.query(`SELECT COUNT(*)::int AS n FROM runs ${where}`, params);
     return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
   }
 

@@ -362,52 +362,31 @@ export class SqliteStore implements Store {
     return Promise.resolve(r ? toRun(r) : undefined);
   }
 
-  listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+  /** The WHERE clause (and its parameters) of a run filter, shared by listRuns and countRuns. */
+  private runsWhere(filter: Omit<RunFilter, "limit">): { where: string; params: unknown[] } {
     const where: string[] = [];
     const params: unknown[] = [];
     if (filter.status?.length) {
       where.push("status IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(filter.status));
     }
-    if (filter.definition !== undefined) {
-      where.push("definition = ?");
-      params.push(filter.definition);
+    for (const [column, value] of [["definition", filter.definition], ["parent_id", filter.parentId], ["session_id", filter.sessionId]] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
     }
-    if (filter.parentId !== undefined) {
-      where.push("parent_id = ?");
-      params.push(filter.parentId);
-    }
-    if (filter.sessionId !== undefined) {
-      where.push("session_id = ?");
-      params.push(filter.sessionId);
-    }
+    return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
+    const { where, params } = this.runsWhere(filter);
     const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ?`;
-    params.push(filter.limit ?? 1000);
-    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toRun));
+    return Promise.resolve((this.stmt(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT ?`).all(...params, filter.limit ?? 1000) as Raw[]).map(toRun));
   }
 
   countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.status?.length) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(filter.status));
-    }
-    if (filter.definition !== undefined) {
-      where.push("definition = ?");
-      params.push(filter.definition);
-    }
-    if (filter.parentId !== undefined) {
-      where.push("parent_id = ?");
-      params.push(filter.parentId);
-    }
-    if (filter.sessionId !== undefined) {
-      where.push("session_id = ?");
-      params.push(filter.sessionId);
-    }
-    const row = this.stmt(`SELECT COUNT(*) AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(...params) as { n: number };
-    return Promise.resolve(row.n);
+    const { where, params } = this.runsWhere(filter);
+    return Promise.resolve((this.stmt(`SELECT COUNT(*) AS n FROM runs ${where}`).get(...params) as { n: number }).n);
   }
 
   journal(runId: string): Promise<StepRow[]> {
