@@ -144,6 +144,20 @@ for (const kind of ["sqlite", "postgres"] as const) {
       expect((await stead.pause((await stead.start(gate, { x: 3 })).id)).already).toBe(false);
     });
 
+    it("stead.run with a key starts one run however often it is called, and a worker's sweep deletes expired keys", async () => {
+      const stead = await steadOn(await location(), { idempotencyTtlMs: 200 });
+      const a = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
+      const b = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
+      expect(b.id).toBe(a.id);
+      expect((await stead.list({ definition: "chatter" })).length).toBe(1);
+      const keyRows = async () => Number((await stead.store.readRows("idempotency_keys", null, 100)).length);
+      expect(await keyRows()).toBe(1);
+      await new Promise((r) => setTimeout(r, 300));
+      const w = stead.worker({ definitions: [chatter], pollMs: 20 }).start();
+      await waitUntil("the sweep to delete the expired key", async () => ((await keyRows()) === 0 ? true : undefined), { timeoutMs: 10_000, pollMs: 50 });
+      await w.stop();
+    });
+
     it("keys expire after idempotencyTtlMs (and are pruned), and travel with export and import", async () => {
       const from = await location();
       const stead = await steadOn(from, { idempotencyTtlMs: 300 });

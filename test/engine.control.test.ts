@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { SteadError, workflow, type ApprovalDecision, type ExecutionOutcome, type Stead } from "../src/index.js";
 import { FAST_FOLLOW, steadHarness } from "./helpers/temp-store.js";
@@ -209,5 +210,15 @@ describe("approvals, signals and timers", () => {
     expect(await state(stead, asked.id)).toEqual(afterDone);
 
     expect((await caught(() => stead.approve("no-such-run", "ok")) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
+  });
+});
+
+describe("following runs", () => {
+  it("leaves no listener on the caller's signal after each follow", async () => {
+    const stead = h.create();
+    const quick = workflow("quick", async (ctx) => ctx.step("one", () => 1));
+    const ctl = new AbortController();
+    for (let i = 0; i < 12; i++) await stead.run(quick, null, { ...FAST_FOLLOW, signal: ctl.signal });
+    expect(getEventListeners(ctl.signal, "abort")).toHaveLength(0);
   });
 });

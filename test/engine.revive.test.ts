@@ -75,7 +75,7 @@ describe("resume a cancelled run", () => {
   it("continues from its last completed step; nothing before it runs again", async () => {
     const stead = h.create();
     const { id } = await stead.start(slow, null);
-    const w = h.worker(stead, { definitions: [slow], ...FAST_WORKER }).start();
+    const w = h.worker(stead, { definitions: [slow], ...FAST_WORKER, leaseMs: 1500 }).start();
     await waitUntil("step a to be journaled", async () => (await stead.journal(id)).some((st) => st.id === "a" && st.status === "completed"));
     const cancelled = await stead.cancel(id, { by: "ann", reason: "wrong input" });
     expect(cancelled.cancelled).toEqual([id]);
@@ -176,5 +176,34 @@ describe("retry a failed run", () => {
     expect(e.code).toBe("STEAD_INVALID_STATE");
     expect(e.message).toMatch(/"try" was followed by "then", which ran after the failure/);
     expect((await stead.get(failed.id)).status).toBe("failed");
+  });
+});
+
+describe("resume right after cancelling a running run", () => {
+  const long = workflow("long-step", { version: "1" }, async (ctx) => {
+    await ctx.step("work", async (info) => {
+      did(ctx.runId, `work start ${info.attempt}`);
+      await new Promise((r) => setTimeout(r, 800));
+      did(ctx.runId, `work done ${info.attempt}`);
+    });
+    return "ok";
+  });
+
+  it("waits out the lease of the worker that was inside a step, so no second worker starts that step beside it", async () => {
+    const stead = h.create();
+    const { id } = await stead.start(long, null);
+    h.worker(stead, { definitions: [long], ...FAST_WORKER, leaseMs: 1500 }).start();
+    await waitUntil("the step to start", () => log.includes(`${id} work start 1`));
+    h.worker(stead, { definitions: [long], ...FAST_WORKER, leaseMs: 1500 }).start();
+    await stead.cancel(id, { by: "ann" });
+    await stead.resume(id, { by: "ann" });
+    const done = await stead.waitFor(id, { timeoutMs: 20_000 });
+    expect(done.status).toBe("completed");
+    // The first execution's step ended (its outcome refused) before any other start of it.
+    const firstDone = log.indexOf(`${id} work done 1`);
+    const starts = log.map((l, i) => [l, i] as const).filter(([l]) => l.startsWith(`${id} work start`));
+    expect(firstDone).toBeGreaterThanOrEqual(0);
+    expect(starts.length).toBeGreaterThanOrEqual(2);
+    for (const [, i] of starts.slice(1)) expect(i).toBeGreaterThan(firstDone);
   });
 });

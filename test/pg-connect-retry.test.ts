@@ -47,6 +47,18 @@ describe.skipIf(PRIVATE_SERVER_UNAVAILABLE !== undefined)("stead worker started 
     await db.drop();
   });
 
+  it("wrong credentials are refused at once (exit 2): trying again would not help", async () => {
+    const db = await server.freshDatabase("creds");
+    const wrong = new URL(db.url);
+    wrong.password = "definitely-wrong";
+    const exit = await spawnCli(["worker", SLOW, "--store", wrong.toString()], tempDir(), { timeoutMs: 30_000 }).done;
+    expect(exit.code, exit.stderr).toBe(2);
+    expect(tries(exit.stderr)).toBe(0);
+    expect(lines(exit.stderr)).toEqual([expect.stringMatching(/^stead: Postgres at .* refused the credentials/)]);
+    expect(exit.stderr).not.toContain("definitely-wrong");
+    await db.drop();
+  });
+
   it("--connect-timeout gives up with exit 7 and the store named, after printing its tries", async () => {
     const db = await server.freshDatabase("timeout");
     await server.stop();

@@ -16,7 +16,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { createStead, workflow, type RunInfo, type Stead } from "../src/index.js";
+import { createStead, SqliteStore, workflow, type RunInfo, type Stead } from "../src/index.js";
+import { tempStorePath } from "./helpers/temp-store.js";
+import { waitUntil } from "./helpers/waiting.js";
 import { cli, requireBuild } from "./cli-helpers.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { readLog, restartedAfterCommit } from "./fixtures/pg/checks.js";
@@ -199,4 +201,48 @@ describe.skipIf(!ROOT || PRIVATE_SERVER_UNAVAILABLE !== undefined)("a Postgres s
       box.remove();
     }
   }, 180_000);
+});
+
+describe("a worker that finds another worker's storage holds and no room", () => {
+  it("stops its own runs at their next step and holds them too; every run continues once room returns", async () => {
+    const t = tempStorePath();
+    const real = new SqliteStore({ path: t.path });
+    // Another machine's disk is full: this store's probe finds no room until the test says so.
+    let room = false;
+    const store = new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop === "checkStorage") return (n: number) => Promise.resolve({ ok: room, freeBytes: room ? n : 0, detail: room ? "room" : "no room (as another worker found)" });
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const stead = createStead({ store });
+    try {
+      const steps = workflow("stepper", { version: "1" }, async (ctx) => {
+        for (let i = 0; i < 40; i++) await ctx.step(`s${i}`, () => new Promise((r) => setTimeout(() => r(i), 20)));
+        return "done";
+      });
+      const { id: mine } = await stead.start(steps, null);
+      const { id: theirs } = await stead.start(steps, null, { id: "theirs" });
+      await stead.store.commit([[{ runId: theirs, run: { status: "held" } }]]);
+      const reports: string[] = [];
+      const w = stead.worker({ definitions: [steps], pollMs: 20, storageProbeMs: 50, runIds: [mine] });
+      w.on("storage", (r) => reports.push(r.state));
+      w.start();
+      await waitUntil("the run to be under way", async () => (await stead.journal(mine)).length >= 3);
+      // The other worker's run, held storage as that worker would hold it after its disk filled.
+      await stead.store.commit([[{ runId: theirs, holds: [{ kind: "storage", reason: "the store could not write", details: JSON.stringify({ since: Date.now(), error: "disk full" }) }] }]]);
+      const held = await stead.waitFor(mine, { until: (r) => r.status === "held", timeoutMs: 10_000, pollMs: 20 });
+      expect(held.lease).toBeNull();
+      expect((await stead.holds({ runId: mine })).map((h) => h.kind)).toEqual(["storage"]);
+      room = true;
+      w.setRunIds([mine, theirs]);
+      for (const id of [mine, theirs]) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+      expect(reports).toContain("recovered");
+      expect((await stead.get(mine)).lostClaims).toBe(0);
+    } finally {
+      await stead.close();
+      t.remove();
+    }
+  }, 60_000);
 });

@@ -107,16 +107,50 @@ describe("Postgres store specifics", () => {
     expectCode(await attempt({ connectionString: dead.toString(), create: false }, (s) => s.check()), "STEAD_STORE_UNREACHABLE");
   });
 
-  it("refuses wrong credentials with STEAD_STORE_UNREACHABLE, names no password, and writes nothing", async (ctx) => {
+  it("refuses wrong credentials with STEAD_STORE_AUTH_FAILED, names no password, and writes nothing", async (ctx) => {
     const d = await fresh("creds");
     const wrong = new URL(d.url);
     wrong.password = "definitely-wrong-pw";
     const accepted = await withClient(wrong.toString(), () => Promise.resolve(true)).catch(() => false);
     if (accepted) ctx.skip("the server at STEAD_TEST_DATABASE_URL does not check passwords (trust authentication)");
-    const e = expectCode(await attempt({ connectionString: wrong.toString() }, (s) => s.migrate()), "STEAD_STORE_UNREACHABLE");
+    const e = expectCode(await attempt({ connectionString: wrong.toString() }, (s) => s.migrate()), "STEAD_STORE_AUTH_FAILED");
     expect(e.message).not.toContain("definitely-wrong-pw");
     expect(e.message).toMatch(/credential|password|authentication/i);
     expect(await contentSnapshot(d.url)).toEqual({});
+  });
+
+  it("a role that may only read and write rows (no CREATE) still probes for room, and simply keeps no reserve", async () => {
+    const d = await fresh("dml-role");
+    const owner = new PostgresStore({ connectionString: d.url });
+    await owner.migrate();
+    await owner.close();
+    const role = `stead_dml_${Date.now().toString(36)}`;
+    await withClient(d.url, async (c) => {
+      await c.query(`CREATE ROLE ${role} LOGIN PASSWORD 'dml-pw'`);
+      await c.query(`GRANT CONNECT ON DATABASE "${d.name}" TO ${role}`);
+      await c.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+      await c.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+      await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+      await c.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role}`);
+      await c.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ${role}`);
+    });
+    const url = new URL(d.url);
+    url.username = role;
+    url.password = "dml-pw";
+    const store = new PostgresStore({ connectionString: url.toString(), create: false });
+    try {
+      await expect(store.checkStorage(1024 * 1024)).resolves.toMatchObject({ ok: true });
+      await expect(store.restoreReserve()).resolves.toBeUndefined();
+      expect(await store.releaseReserve()).toBe(false);
+    } finally {
+      await store.close();
+      await withClient(d.url, async (c) => {
+        await c.query(`REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+        await c.query(`DROP OWNED BY ${role}`);
+      });
+      await d.drop();
+      await withClient(postgresSetup().adminUrl, (c) => c.query(`DROP ROLE IF EXISTS ${role}`));
+    }
   });
 
   it("refuses a database that does not exist with STEAD_STORE_MISSING and creates nothing", async () => {

@@ -194,6 +194,8 @@ export class Stead {
     const { id } = await this.start(definition, input, {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
+      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.by !== undefined ? { by: options.by } : {}),
     });
     return this.follow(id, [definition, ...(options.definitions ?? [])], options);
   }
@@ -221,7 +223,8 @@ export class Stead {
       fatal = { error: e };
       ended.abort();
     });
-    options.signal?.addEventListener("abort", () => ended.abort(), { once: true });
+    const onAbort = () => ended.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     const signal = ended.signal;
     const followTimers = options.followTimersMs ?? 60_000;
     let lastEvent = options.eventsAfter ?? 0;
@@ -260,6 +263,7 @@ export class Stead {
         await delay(pollMs, undefined, { signal }).catch(() => undefined);
       }
     } finally {
+      options.signal?.removeEventListener("abort", onAbort);
       await worker.stop({ graceMs: options.graceMs ?? 30_000 });
     }
   }

@@ -68,9 +68,19 @@ export class StorageGuard {
     this.store.releaseReserve?.().catch((err: unknown) => this.options.onError(err));
   }
 
-  /** An execution ended because of the full store: its run is held (or handed back) from here. */
+  /**
+   * An execution ended because of the full store: its run is held (or handed back) from here. A
+   * run stopped because another worker's holds say the store is full (or whose outcome arrived
+   * after recovery) puts this worker in the full state too, so only whileFull() owns handed-back runs.
+   */
   handBack(runId: string, fence: number): void {
     this.pending.set(runId, fence);
+    if (!this.full) this.onFull(new Error("the store cannot write: other runs are held storage and no room was found"));
+  }
+
+  /** A stopping worker's last try to hold the runs it handed back (so nobody counts them as lost claims). */
+  async flush(): Promise<void> {
+    if (this.full) await this.holdPending(this.full);
   }
 
   /** Leases this worker keeps while it hands their runs back. */
@@ -98,7 +108,15 @@ export class StorageGuard {
       this.sharedFull = false;
       return;
     }
-    const room = await this.store.checkStorage(this.options.headroomBytes);
+    let room;
+    try {
+      room = await this.store.checkStorage(this.options.headroomBytes);
+    } catch (e) {
+      // A probe that cannot run says nothing about room: claims stay paused, and it is reported.
+      this.sharedFull = true;
+      this.options.onError(e);
+      return;
+    }
     this.sharedFull = !room.ok;
     if (!room.ok) return;
     await this.store.restoreReserve?.();

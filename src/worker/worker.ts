@@ -96,6 +96,9 @@ const since = (s: LeaseStamp): number => Math.max(Date.now() - s.wall, performan
  */
 const FRESH_SHARE = 0.5;
 
+/** How often the sweeper deletes expired idempotency keys. */
+const KEY_PRUNE_MS = 10 * 60 * 1000;
+
 /**
  * A worker claims runnable runs under leases, executes them, renews all its leases in one
  * statement per heartbeat, and sweeps timers and dead owners' leases.
@@ -129,6 +132,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Runs whose restore hooks failed: not tried again before this time. */
   private readonly hookBackoff = new Map<string, { until: number; failures: number }>();
   private gcDueAt = 0;
+  /** When expired idempotency keys were last deleted (the sweeper does it every KEY_PRUNE_MS). */
+  private keysPrunedAt = 0;
   /** The retention pass in progress (stop() waits for it: it reads the store). */
   private gcPass: Promise<void> | undefined;
   /** Restore hook durations of runs about to be claimed, for their `run.resumed` event. */
@@ -279,11 +284,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state !== "running") return;
     this.ticking = true;
     try {
-      await this.storage.tick();
+      // Its faults are reported, never let stop the rest of the tick.
+      await this.storage.tick().catch((e: unknown) => {
+        this.storeFailed(e);
+        this.report(e);
+      });
       if (this.options.sweep !== false && !this.storage.paused) {
         await wakeDueTimers(this.store, Date.now());
         await expireDeadOwners(this.store, this.owner.host);
         if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
+        if (Date.now() >= this.keysPrunedAt + KEY_PRUNE_MS) {
+          this.keysPrunedAt = Date.now();
+          await this.store.pruneIdempotencyKeys();
+        }
         this.retain();
       }
       const free = this.concurrency - this.active.size;
@@ -464,7 +477,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         return true;
       }
     } catch (e) {
+      this.storeFailed(e);
       this.report(e);
+      if (isStorageFull(e)) {
+        a.exec.abort("storage", e instanceof Error ? e.message : String(e));
+        return false;
+      }
     }
     // Not renewed, or not known to be: the run may be another worker's now, so no user code runs.
     a.exec.abort("lease-lost");
@@ -511,6 +529,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const r = await Promise.race([all, timedOut]);
     clearTimeout(timer);
     if (r === "timeout") for (const e of execs) e.abort("aborted", `worker stopped after its ${grace} ms grace period`);
+    await this.storage.flush().catch((e: unknown) => this.report(e));
     clearInterval(this.heartbeatTimer);
     this.state = "stopped";
     await this.attachment?.detach();

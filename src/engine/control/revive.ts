@@ -93,9 +93,32 @@ async function mayComeBack(store: Store, run: RunRow, verb: string): Promise<voi
   }
 }
 
+/** The longest a resume waits for a worker cancelled mid-step to let go; past it, it is refused. */
+const LEASE_WAIT_MAX_MS = 5 * 60 * 1000;
+
+/**
+ * Hazard: a run cancelled while a worker executed it may still be inside a step in that worker
+ * until its next renewal fails. Made runnable at once, another worker could start the same step
+ * beside it. So a resume waits until every lease the cancellation left on record has ended.
+ */
+async function leasesLetGo(store: Store, tree: RunRow[]): Promise<void> {
+  const until = Math.max(0, ...tree.map((r) => (r.leaseOwner !== null && r.leaseExpiresAt !== null ? r.leaseExpiresAt : 0)));
+  if (until === 0) return;
+  const wait = until - (await store.storeTime());
+  if (wait <= 0) return;
+  if (wait > LEASE_WAIT_MAX_MS) {
+    throw new SteadError("STEAD_INVALID_STATE", `cannot resume run ${tree[0]?.id ?? "?"} yet: a worker that was running it when it was cancelled holds a lease until ${new Date(until).toISOString()}`, {
+      runId: tree[0]?.id,
+      fix: "resume it after then, when that worker has surely let go",
+    });
+  }
+  await new Promise((r) => setTimeout(r, wait + 10));
+}
+
 async function resumeCancelled(store: Store, root: RunRow, by: string | null, keyWrite: ((r: ResumeResult) => Mutation["idempotency"]) | undefined): Promise<Replayable<ResumeResult>> {
   await mayComeBack(store, root, "resume");
   const tree = await cancelledWith(store, root);
+  await leasesLetGo(store, tree);
   const inTree = new Set(tree.map((r) => r.id));
   const unit: Mutation[] = [];
   for (const r of tree) {
@@ -114,7 +137,7 @@ async function resumeCancelled(store: Store, root: RunRow, by: string | null, ke
     unit.push({
       runId: r.id,
       expect: { status: ["cancelled"] },
-      run: { status: held ? "held" : "pending", error: null, lostClaims: 0 },
+      run: { status: held ? "held" : "pending", error: null, lostClaims: 0, releaseLease: true },
       ...(reopen.length ? { reopenWaits: reopen } : {}),
       events: [{ type: "run.resumed", data: { from: "cancelled", by, ...(r.id !== root.id ? { via: root.id } : {}) } }],
     });

@@ -70,7 +70,9 @@ export async function cancel(store: Store, runId: string, reason: string | null,
         runId: r.id,
         optional: r.id !== runId,
         expect: { status: ["pending", "running", "waiting", "held", "paused"] },
-        run: { status: "cancelled", releaseLease: true, error, pauseRequested: false },
+        // A running run keeps its lease's end on record: a worker may still be inside a step until
+        // its next renewal fails, so `resume` waits that lease out before another worker may claim.
+        run: { status: "cancelled", releaseLease: r.status !== "running", error, pauseRequested: false },
         resolveWaits: waits.map((w) => ({ name: w.name, status: "cancelled" as const, by })),
         events: [{ type: "run.cancelled", data: { reason, by, ...(r.id !== runId ? { via: runId } : {}) } }],
       });

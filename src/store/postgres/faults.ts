@@ -46,7 +46,8 @@ export function describeConnectError(e: unknown, location: string): unknown {
   const code = codeOf(e);
   const msg = e instanceof Error ? e.message : String(e);
   if (code === "28P01" || code === "28000") {
-    return new SteadError("STEAD_STORE_UNREACHABLE", `Postgres at ${location} refused the credentials: ${msg}`, {
+    // Not "unreachable": trying again would not help, so a waiting worker must not wait for it.
+    return new SteadError("STEAD_STORE_AUTH_FAILED", `Postgres at ${location} refused the credentials: ${msg}`, {
       fix: "check the user and password in STEAD_DATABASE_URL (or --store)",
       cause: e,
     });

@@ -779,30 +779,31 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Postgres cannot say how much room its disk has: this writes `needBytes` of incompressible rows
-   * into a table created inside a transaction, then rolls it all back. A full disk fails the
-   * table's file extension at once (disk_full), with nothing left behind either way.
+   * Postgres cannot say how much room its disk has: this writes `needBytes` (at least 2 MiB) of
+   * incompressible rows into a TEMP table, on a connection of its own whose temp buffers are the
+   * smallest Postgres allows (800 kB), so the rows must reach the disk and a full one fails with
+   * disk_full. A TEMP table needs no CREATE privilege (only TEMP, which every role has by default)
+   * and leaves nothing behind: it goes with the connection.
    */
   async checkStorage(needBytes: number): Promise<StorageCheck> {
     // The reserve must fit again too, or the next full disk would find none.
     const [reserve] = await this.query("SELECT to_regclass('stead_reserve') IS NOT NULL AS present");
-    const bytes = needBytes + (reserve?.present ? 0 : RESERVE_BYTES);
-    const rows = Math.max(1, Math.ceil(bytes / 100));
+    const bytes = Math.max(2 * 1024 * 1024, needBytes + (reserve?.present ? 0 : RESERVE_BYTES));
+    const rows = Math.ceil(bytes / 100);
     return this.withRetry(async () => {
-      const client = await this.pool.connect();
-      let broken = false;
+      const client = new (pgLib().Client)(this.config);
+      client.on("error", () => undefined);
       try {
-        await client.query("BEGIN");
-        await client.query("CREATE TABLE stead_storage_probe (d text)");
+        await client.connect();
+        await client.query("SET temp_buffers = '800kB'");
+        await client.query("CREATE TEMP TABLE stead_storage_probe (d text)");
         await client.query("INSERT INTO stead_storage_probe SELECT md5(g::text) || md5((g + 1)::text) FROM generate_series(1, $1::int) AS g", [rows]);
         return { ok: true, freeBytes: null, detail: `a probe write of ${bytes} bytes succeeded` };
       } catch (e) {
-        broken = isConnectionError(e);
         if (isDiskFull(e)) return { ok: false, freeBytes: null, detail: `a probe write of ${bytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
         throw e;
       } finally {
-        if (!broken) await client.query("ROLLBACK").catch(() => undefined);
-        client.release(broken);
+        await client.end().catch(() => undefined);
       }
     });
   }
@@ -830,8 +831,10 @@ export class PostgresStore implements Store {
         await c.query("INSERT INTO stead_reserve SELECT repeat('r', $1::int) WHERE NOT EXISTS (SELECT 1 FROM stead_reserve)", [RESERVE_BYTES]);
       });
     } catch (e) {
-      // No room for it (it is tried again after the next recovery), or another worker made it first.
-      if ((e as { code?: unknown }).code === "STEAD_STORAGE_FULL" || (e as { code?: unknown }).code === "23505") return;
+      // No room for it (it is tried again after the next recovery), another worker made it first,
+      // or this role may not create tables (then there is no reserve, and holds need room of their own).
+      const code = (e as { code?: unknown }).code;
+      if (code === "STEAD_STORAGE_FULL" || code === "23505" || code === "42501") return;
       throw e;
     }
   }
