@@ -145,14 +145,16 @@ for (const kind of ["sqlite", "postgres"] as const) {
     });
 
     it("stead.run with a key starts one run however often it is called, and a worker's sweep deletes expired keys", async () => {
-      const stead = await steadOn(await location(), { idempotencyTtlMs: 200 });
+      // The key's life counts from the start; it must outlast one whole run on a loaded machine.
+      const stead = await steadOn(await location(), { idempotencyTtlMs: 4000 });
       const a = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
       const b = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
       expect(b.id).toBe(a.id);
       expect((await stead.list({ definition: "chatter" })).length).toBe(1);
       const keyRows = async () => Number((await stead.store.readRows("idempotency_keys", null, 100)).length);
       expect(await keyRows()).toBe(1);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitUntil("the key to expire", async () => ((await stead.store.idempotencyKey("start", "chatter", "run-1")) === undefined ? true : undefined), { timeoutMs: 10_000, pollMs: 100 });
+      expect(await keyRows()).toBe(1);
       const w = stead.worker({ definitions: [chatter], pollMs: 20 }).start();
       await waitUntil("the sweep to delete the expired key", async () => ((await keyRows()) === 0 ? true : undefined), { timeoutMs: 10_000, pollMs: 50 });
       await w.stop();
