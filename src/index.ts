@@ -13,7 +13,7 @@ export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engin
 export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision } from "./engine/context-types.js";
 export type { RunInfo, StepView, WaitView, HoldView, EventView } from "./engine/views.js";
 export type { Explanation, WayOut } from "./engine/why.js";
-export type { ExecutionOutcome } from "./engine/execution.js";
+export type { ExecutionOutcome } from "./engine/execution/index.js";
 export { HOLD_CHOICES } from "./engine/holds.js";
 export type { ReleaseChoice } from "./engine/holds.js";
 export type { ReleaseOptions, Decision } from "./engine/admin.js";

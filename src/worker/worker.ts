@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
-import { Execution, type ExecutionOutcome } from "../engine/execution.js";
+import { Execution, type ExecutionOutcome } from "../engine/execution/index.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
 import type { ClaimedRun, Owner, Store, Unit, WorkerAttachment } from "../store/types.js";
 import { GroupCommitter } from "./group-commit.js";

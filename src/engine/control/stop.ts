@@ -1,6 +1,6 @@
 import type { Mutation, RunRow, RunStatus, Store } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
-import { resolveParent } from "../execution.js";
+import { resolveParent } from "../execution/index.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
 

@@ -1,0 +1,114 @@
+import { SteadError } from "../../errors.js";
+import type { EventWrite, RunRow, Store } from "../../store/types.js";
+import type { ApprovalDecision, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
+import type { WorkflowDefinition } from "../definition.js";
+import { parseDuration } from "../durations.js";
+import { ENGINE, type EngineInternals, type Recovery } from "../internals.js";
+import { encodePayload } from "../payload.js";
+import { childOutcome, childStart, type ChildResult } from "./children.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { stepScope } from "./step-scope.js";
+import type { StepRunner } from "./step-runner.js";
+import type { WaitSteps } from "./wait-steps.js";
+import { never, type FencedWriter } from "./writer.js";
+
+/** The parts of an execution its `ctx` is a view of. */
+export interface ContextParts {
+  run: RunRow;
+  recovery: Recovery;
+  /** Aborted when the execution ends for any reason. */
+  signal: AbortSignal;
+  payloadLimit: number;
+  store: Store;
+  life: Lifecycle;
+  steps: StepRunner;
+  waits: WaitSteps;
+  writer: FencedWriter;
+  track<T>(p: Promise<T>): Promise<T>;
+  storeOutputAs(stored: unknown): void;
+}
+
+/** The `ctx` a definition's function receives, with the engine's internals attached for the agent loop. */
+export function makeContext(x: ContextParts): WorkflowContext {
+  const ctx = publicContext(x);
+  attachEngine(ctx, engineInternals(x));
+  return ctx;
+}
+
+/** The one place the agent layer's view of the engine is attached to a ctx (read back by `engineOf`). */
+function attachEngine(ctx: WorkflowContext, internals: EngineInternals): void {
+  Object.defineProperty(ctx, ENGINE, { value: internals, enumerable: false });
+}
+
+function engineInternals(x: ContextParts): EngineInternals {
+  const runId = x.run.id;
+  return {
+    run: x.run,
+    recovery: x.recovery,
+    signal: x.signal,
+    payloadLimit: x.payloadLimit,
+    step: (id, options, fn) => x.steps.step(id, options, fn),
+    quotaPark: (id, wakeAt, request) =>
+      x.waits
+        .wait<unknown>(id, "quota", () => ({
+          wait: { name: id, kind: "quota", seq: 0, wakeAt, request: encodePayload(request, `the quota wait "${id}"`, x.payloadLimit, { runId, stepId: id }) },
+        }))
+        .then(() => undefined),
+    emit: (events: EventWrite[]) => {
+      if (x.life.finished) return never();
+      return x.track(x.writer.write({ events }));
+    },
+    storeOutputAs: (stored: unknown) => x.storeOutputAs(stored),
+    earlierTurns: async () => {
+      const { sessionId, turn } = x.run;
+      if (!sessionId || turn === null) return [];
+      const runs = (await x.store.listRuns({ sessionId, limit: 100_000 })).filter((r) => r.turn !== null && r.turn < turn);
+      return Promise.all(runs.map(async (r) => ({ run: r, journal: await x.store.journal(r.id) })));
+    },
+  };
+}
+
+function publicContext(x: ContextParts): WorkflowContext {
+  const runId = x.run.id;
+  const limit = x.payloadLimit;
+  const ctx: WorkflowContext = {
+    runId,
+    get idempotencyKey(): string {
+      const info = stepScope.getStore();
+      if (!info || info.runId !== runId) {
+        throw new SteadError("STEAD_BAD_INPUT", "ctx.idempotencyKey is only defined inside a step function", {
+          runId,
+          fix: "read it inside ctx.step(id, fn), or use the `idempotencyKey` field of the step function's argument",
+        });
+      }
+      return info.idempotencyKey;
+    },
+    step<T>(id: string, a: StepOptions<T> | ((info: StepInfo) => Promise<T> | T), b?: (info: StepInfo) => Promise<T> | T): Promise<T> {
+      const fn = typeof a === "function" ? a : b;
+      const options = typeof a === "function" ? {} : a;
+      if (typeof fn !== "function") {
+        return Promise.reject(
+          new SteadError("STEAD_BAD_INPUT", `step "${id}" has no function`, {
+            runId,
+            stepId: id,
+            fix: "call ctx.step(id, fn) or ctx.step(id, options, fn)",
+          }),
+        );
+      }
+      return x.steps.step(id, options, fn);
+    },
+    now: () => x.steps.recorded("now", () => Date.now()),
+    random: () => x.steps.recorded("random", () => Math.random()),
+    sleep: (id, duration) =>
+      x.waits.wait<void>(id, "sleep", () => ({ wait: { name: id, kind: "timer", seq: 0, wakeAt: Date.now() + parseDuration(duration, `duration of sleep "${id}"`) } })).then(() => undefined),
+    approval: (name, request) =>
+      x.waits.wait<ApprovalDecision>(name, "approval", () => ({
+        wait: { name, kind: "approval", seq: 0, request: encodePayload(request, `the request of approval "${name}"`, limit, { runId, stepId: name }) },
+      })),
+    signal: <T>(name: string) => x.waits.wait<T>(name, "signal", () => ({ wait: { name, kind: "signal", seq: 0 } })),
+    agent: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) => ctx.child(id, def, input),
+    child: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) =>
+      x.waits.wait<ChildResult<O>>(id, "child", () => childStart(runId, id, def, input, limit)).then((r) => childOutcome(runId, id, r)),
+  };
+  return ctx;
+}

@@ -1,0 +1,79 @@
+import type { RunRow } from "../../store/types.js";
+import { decodePayload, encodeError, encodePayload, errorRecord } from "../payload.js";
+import { parentWake } from "./children.js";
+import type { JournalCursor } from "./cursor.js";
+import { holdMutation } from "./hold-facts.js";
+import type { CodeResult, Ending, HoldFacts } from "./lifecycle.js";
+import type { ExecutionOutcome } from "./outcome.js";
+import { parkWrite } from "./wait-steps.js";
+import type { FencedWriter } from "./writer.js";
+
+export interface EndingParts {
+  run: RunRow;
+  payloadLimit: number;
+  cursor: JournalCursor;
+  writer: FencedWriter;
+  /** What to store as the run's output instead of the returned value (EngineInternals.storeOutputAs). */
+  storedOutput(): { value: unknown } | undefined;
+}
+
+/**
+ * Makes the one write that ends the execution, after its in-flight steps have settled, and
+ * says how it ended. A refused write never returns (the writer has finished the execution).
+ */
+export async function writeEnding(ending: Ending, x: EndingParts): Promise<ExecutionOutcome> {
+  switch (ending.kind) {
+    case "complete":
+      return complete(ending.result, x);
+    case "hold":
+      return hold(ending.hold, x);
+    case "park": {
+      const { m, expect } = parkWrite(ending);
+      await x.writer.write(m, [], expect);
+      return { kind: "waiting", wait: ending.wait.name };
+    }
+    case "pause":
+      await x.writer.write({ run: { status: "paused", releaseLease: true, pauseRequested: false }, events: [{ type: "run.paused", data: {} }] });
+      return { kind: "paused" };
+    case "release":
+      await x.writer.write({ run: { status: "pending", releaseLease: true }, events: [{ type: "run.released", data: { reason: "worker shutdown" } }] });
+      return { kind: "released" };
+  }
+}
+
+async function hold(h: HoldFacts, x: EndingParts): Promise<ExecutionOutcome> {
+  await x.writer.write(holdMutation(h));
+  return { kind: "held", hold: h.hold, reason: h.reason };
+}
+
+/** The run completes or fails with the code's result; a journal the code did not finish replaying holds it instead. */
+async function complete(result: CodeResult, x: EndingParts): Promise<ExecutionOutcome> {
+  const left = x.cursor.leftOver();
+  if (left) return hold(left, x);
+  const runId = x.run.id;
+  let output: string | null = null;
+  let error: unknown = result.ok ? undefined : result.error;
+  let full: string | null = null;
+  if (result.ok) {
+    try {
+      full = encodePayload(result.value, `the output of run ${runId}`, x.payloadLimit, { runId });
+      const stored = x.storedOutput();
+      output = stored ? encodePayload(stored.value, `the stored output of run ${runId}`, x.payloadLimit, { runId }) : full;
+    } catch (e) {
+      error = e;
+    }
+  }
+  if (error === undefined) {
+    await x.writer.write(
+      { run: { status: "completed", output, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
+      parentWake(x.run, { status: "completed", output: decodePayload(full) }),
+    );
+    return { kind: "completed" };
+  }
+  const rec = errorRecord(error);
+  await x.writer.write(
+    { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null, ...(rec.fix ? { fix: rec.fix } : {}) } }] },
+    parentWake(x.run, { status: "failed", error: rec }),
+  );
+  return { kind: "failed", error: rec.message };
+}
