@@ -15,6 +15,8 @@ import { encodeCheckpoint } from "../workspace/checkpoint.js";
 import { gcWorkspaces } from "../workspace/gc.js";
 import { DEFAULT_HEADROOM_BYTES, isStorageFull, isStoreLost } from "../store/faults.js";
 import { StorageGuard, type StorageReport } from "./storage-guard.js";
+import { ClaimLoop } from "./claim-loop.js";
+import { WorkerLifecycle } from "./worker-state.js";
 
 export interface WorkerOptions {
   /** The definitions this worker can execute; it claims only runs of these. */
@@ -119,14 +121,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
-  private readonly pollMs: number;
   private readonly graceMs: number;
-  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly loop: ClaimLoop;
   private heartbeatTimer: NodeJS.Timeout | undefined;
-  private ticking = false;
+  /** A heartbeat's renewal is in flight: the next beat is skipped, never queued. */
   private renewing = false;
-  private tickAgain = false;
-  private state: "idle" | "running" | "stopping" | "stopped" | "failed" = "idle";
+  /** Its states and their transitions: worker-state.ts. */
+  private readonly life = new WorkerLifecycle();
   private readonly storage: StorageGuard;
   private runIds: readonly string[] | undefined;
   /** Runs whose restore hooks failed: not tried again before this time. */
@@ -159,7 +160,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.concurrency = Math.max(1, options.concurrency ?? 10);
     this.leaseMs = options.leaseMs ?? 30_000;
     this.heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(this.leaseMs / 3));
-    this.pollMs = options.pollMs ?? 200;
+    this.loop = new ClaimLoop(
+      () => this.tick(),
+      options.pollMs ?? 200,
+      () => this.life.claims,
+      () => this.present(),
+    );
     this.graceMs = options.graceMs ?? 30_000;
     this.storage = new StorageGuard(store, {
       headroomBytes: options.storageHeadroomBytes ?? DEFAULT_HEADROOM_BYTES,
@@ -210,8 +216,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   start(): this {
-    if (this.state !== "idle") return this;
-    this.state = "running";
+    if (!this.life.is("initialized")) return this;
+    this.life.move({ kind: "running" });
     this.storage.prepare().catch((e: unknown) => this.report(e));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     if (this.store.attachWorker) void this.attach();
@@ -225,11 +231,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * so their executions end now, and the worker comes back under a new identity.
    */
   private async attach(): Promise<void> {
-    for (let attempt = 0; this.state === "running"; attempt++) {
+    for (let attempt = 0; this.life.claims; attempt++) {
       try {
         const a = await this.store.attachWorker?.(this.ownerNow.workerId, () => this.kick());
         if (!a) return;
-        if (this.state !== "running") {
+        if (!this.life.claims) {
           await a.detach();
           return;
         }
@@ -245,9 +251,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private presenceLost(a: WorkerAttachment): void {
-    if (this.attachment !== a || this.state !== "running") return;
+    if (this.attachment !== a || !this.life.claims) return;
     this.attachment = undefined;
-    clearTimeout(this.pollTimer);
+    this.loop.cancel();
     for (const x of this.active.values()) x.exec.abort("lease-lost");
     this.ownerNow = newOwner();
     void this.attach();
@@ -260,29 +266,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Claims again soon (a run of ours finished and may have woken its parent, or an answer arrived). */
   kick(): void {
-    if (this.state !== "running") return;
-    // With a shared store, never claim before presence is registered.
-    if (this.store.attachWorker && !this.attachment) return;
-    if (this.ticking) {
-      this.tickAgain = true;
-      return;
-    }
-    clearTimeout(this.pollTimer);
-    this.schedule(0);
+    // With a shared store, never claim before presence is registered (ClaimLoop checks `present`).
+    this.loop.kick();
   }
 
-  /** The tick in progress: stop() waits for it, so no claim lands after the worker has stopped. */
-  private tickDone: Promise<void> = Promise.resolve();
-
-  private schedule(ms: number): void {
-    this.pollTimer = setTimeout(() => {
-      this.tickDone = this.tick();
-    }, ms);
-  }
-
+  /** One pass of the claim loop: storage probe, sweeps, then claims for the free slots. */
   private async tick(): Promise<void> {
-    if (this.state !== "running") return;
-    this.ticking = true;
     try {
       // Its faults are reported, never let stop the rest of the tick.
       await this.storage.tick().catch((e: unknown) => {
@@ -303,7 +292,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // Presence may be lost while this tick waits on the store (a database restart): a claim
       // under an identity whose liveness lock is not held is judged gone by every worker at once.
       const owner = this.ownerNow;
-      if (free > 0 && this.state === "running" && this.present() && !this.storage.paused) {
+      if (free > 0 && this.life.claims && this.present() && !this.storage.paused) {
         const runIds = this.options.restoreHooks?.length ? await this.restoreFirst(free) : this.runIds;
         const sent = stamp();
         const claimed =
@@ -324,16 +313,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     } catch (e) {
       this.storeFailed(e);
       this.report(e);
-    } finally {
-      this.ticking = false;
-    }
-    // Without presence, attach() kicks once it is registered again.
-    if (this.state !== "running" || !this.present()) return;
-    if (this.tickAgain) {
-      this.tickAgain = false;
-      this.schedule(0);
-    } else {
-      this.schedule(this.pollMs);
     }
   }
 
@@ -500,9 +479,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * would ever be read, so every run stops here without writing and the worker ends for good.
    */
   private fail(e: unknown): void {
-    if (this.state === "failed" || this.state === "stopped") return;
-    this.state = "failed";
-    clearTimeout(this.pollTimer);
+    if (this.life.ended) return;
+    this.life.move({ kind: "failed", error: e });
+    this.loop.cancel();
     clearInterval(this.heartbeatTimer);
     for (const a of this.active.values()) a.exec.abort("aborted", e instanceof Error ? e.message : String(e));
     void this.attachment?.detach();
@@ -515,12 +494,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * then each run is handed back as pending so another worker claims it at once.
    */
   async stop(options: { graceMs?: number } = {}): Promise<void> {
-    if (this.state === "stopped" || this.state === "stopping" || this.state === "failed") return;
-    this.state = "stopping";
-    clearTimeout(this.pollTimer);
-    await this.tickDone;
+    if (!this.life.is("initialized") && !this.life.is("running")) return;
+    this.life.move({ kind: "stopping" });
+    this.loop.cancel();
+    await this.loop.settled;
     await this.gcPass;
     const grace = options.graceMs ?? this.graceMs;
+    this.life.moveFrom("stopping", { kind: "draining", graceMs: grace });
     const execs = [...this.active.values()].map((a) => a.exec);
     for (const e of execs) e.release();
     let timer: NodeJS.Timeout | undefined;
@@ -529,18 +509,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const r = await Promise.race([all, timedOut]);
     clearTimeout(timer);
     if (r === "timeout") for (const e of execs) e.abort("aborted", `worker stopped after its ${grace} ms grace period`);
+    this.life.moveFrom("draining", { kind: "drained" });
     await this.storage.flush().catch((e: unknown) => this.report(e));
     clearInterval(this.heartbeatTimer);
-    this.state = "stopped";
+    this.life.moveFrom("drained", { kind: "stopped", forced: false });
     await this.attachment?.detach();
     this.attachment = undefined;
   }
 
   /** Stops at once without writing: leases are left to expire (or to dead-owner detection). */
   abortAll(): void {
-    clearTimeout(this.pollTimer);
+    this.loop.cancel();
     clearInterval(this.heartbeatTimer);
-    this.state = "stopped";
+    if (!this.life.ended) this.life.move({ kind: "stopped", forced: true });
     for (const a of this.active.values()) a.exec.abort("aborted", "worker aborted");
     void this.attachment?.detach();
     this.attachment = undefined;
