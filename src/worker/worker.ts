@@ -110,7 +110,7 @@ const KEY_PRUNE_MS = 10 * 60 * 1000;
  *   renewal has succeeded for 3/4 of the lease, that run's execution is ended at once.
  * - No step function starts on a lease older than half its length (by either clock) without a
  *   renewal first: a worker woken from a freeze stops the run instead of repeating a step the new
- *   owner has completed (see Execution.leaseHeld).
+ *   owner has completed (see StepRunner.leaseHeld, engine/execution/step-runner.ts).
  */
 export class Worker extends EventEmitter<WorkerEvents> {
   private ownerNow: Owner;
