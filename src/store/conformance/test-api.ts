@@ -1,7 +1,7 @@
 /**
- * The test functions the conformance suite is given, as the least it needs of them: vitest's and
- * jest's `describe`, `it`, `expect`, `beforeEach` and `afterEach` fit as they are. The suite imports
- * no test runner, so a store's own project runs it under whichever it uses.
+ * The test functions the conformance suite is given, as the least it needs of them: vitest's
+ * `describe`, `it`, `expect`, `beforeEach` and `afterEach` fit as they are (the store tests pass
+ * them). The suite imports no test runner, so a store's own project runs it under whichever it uses.
  */
 
 export interface Matchers<R> {
