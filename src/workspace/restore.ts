@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, r
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SteadError } from "../errors.js";
-import type { SnapshotRow, Store } from "../store/types.js";
+import type { SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
 import { diffTrees } from "./diff.js";
 import { writeEntries, makeDirs, applyDirModes, dirsOf } from "./materialize.js";
 import { decodeNotes } from "./notes.js";
@@ -47,7 +47,7 @@ export interface RestoreResult {
  * sibling directory first, renamed into place once complete: a failure (a missing blob) leaves
  * the target as it was.
  */
-export async function restoreSnapshot(store: Store, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree): Promise<RestoreResult> {
+export async function restoreSnapshot(store: SnapshotsAndBlobs, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree): Promise<RestoreResult> {
   const dir = resolve(target);
   const state = checkRestoreTarget(dir);
   const t = tree ?? (await new TreeLoader(store).load(snapshot.root));
@@ -92,7 +92,7 @@ export interface ReconcileResult {
  * for (gaps, files over the size ceiling), are never touched.
  */
 export async function reconcileWorkspace(
-  store: Store,
+  store: SnapshotsAndBlobs,
   snapshot: Pick<SnapshotRow, "root" | "createdAt" | "notes">,
   root: string,
   policy: WorkspacePolicy,

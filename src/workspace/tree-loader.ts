@@ -1,13 +1,13 @@
 /** Reads snapshot trees from a store: level by level, one `getBlobs` call per level, each tree once. */
 import { SteadError } from "../errors.js";
-import type { Store } from "../store/types.js";
+import type { SnapshotsAndBlobs } from "../store/types.js";
 import { decodeBlob } from "./blob-codec.js";
 import { decodeTree, type Entry, type ShallowEntry, type Tree } from "./tree.js";
 
 export class TreeLoader {
   private readonly trees = new Map<string, Tree>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: SnapshotsAndBlobs) {}
 
   /** The whole tree under `root`; a missing tree object is STEAD_INVALID_STATE naming it. */
   async load(root: string): Promise<Tree> {
