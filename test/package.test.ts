@@ -249,7 +249,7 @@ describe("the packed package in a fresh npm project", () => {
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const seen = JSON.parse(r.stdout) as Record<string, unknown>;
-      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_BAD_INPUT", "STEAD_BAD_INPUT"], missingInEsm: [] });
+      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_INVALID_DEFINITION", "STEAD_INVALID_DEFINITION"], missingInEsm: [] });
       expect(seen.exported).toBeGreaterThan(20);
       if (REQUIRE_ESM_SWITCH) expect(seen.requireModule).toBe(false);
 
@@ -324,7 +324,7 @@ describe("the packed package in a fresh npm project", () => {
       }),
     );
     // Each file's format decides the condition it resolves "stead" with ("require" here, "import" in esm/).
-    const probe = `import { SteadError, workflow } from "stead";\nconst e: SteadError = new SteadError("STEAD_BAD_INPUT", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n`;
+    const probe = `import { SteadError, workflow } from "stead";\nconst e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);
     const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], app, { timeoutMs: 40_000 });

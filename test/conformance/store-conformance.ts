@@ -298,7 +298,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         const before = await snapshot(store, "r2");
         await expect(
           store.commit([[{ runId: "r2", events: [{ type: "x" }] }], [{ runId: "r1", optional: true, snapshots: [snap(0)] }]]),
-        ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+        ).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
         expect(await store.snapshots("r1")).toEqual([]);
         expect(await snapshot(store, "r2")).toEqual(before);
       });
@@ -1233,7 +1233,7 @@ export function describeStoreConformance(name: string, factory: StoreFactory): v
         const before = await snapshot(store, "parent");
         await expect(
           store.commit([[{ runId: "parent", events: [{ type: "x" }], newRuns: [newRun("kid", { sessionId: "S", parentId: "parent", parentStepId: "k" })] }]]),
-        ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+        ).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
         expect(await snapshot(store, "parent")).toEqual(before);
         expect(await store.getRun("kid")).toBeUndefined();
       });
