@@ -103,7 +103,6 @@ export const ERROR_CODES = {
   STEAD_HOLD_NOT_FOUND: { when: "the run has no open hold matching the one named (or not exactly one, when none is named)", action: "name one of the open holds the message lists", exit: "refused", http: 404 },
   STEAD_STEP_NOT_FOUND: { when: "the run's journal has no step with the given id", action: "name a step of the run (`stead status <run>` lists them)", exit: "refused", http: 404 },
   STEAD_SNAPSHOT_NOT_FOUND: { when: "the run has no workspace snapshot at the step or position named", action: "name one of its snapshots (`stead snapshots <run>`)", exit: "refused", http: 404 },
-  STEAD_WORKSPACE_NOT_FOUND: { when: "the run has no workspace, so there is nowhere its snapshots belong", action: "give a directory explicitly (`--to <dir>`)", exit: "refused", http: 404 },
   STEAD_DEFINITION_NOT_FOUND: {
     when: "no loaded definition has the name a run or command needs (a file exports no workflow, or not the one named, or a run's module no longer exports its definition)",
     action: "load the module that exports it, or name one the message lists",

@@ -116,7 +116,7 @@ export function registerWorkspace(program: Command): void {
           const snapshot = await findSnapshot(stead.store, runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}) });
           const target = o.to ?? run.workspace;
           if (target === null || target === undefined) {
-            throw new SteadError("STEAD_WORKSPACE_NOT_FOUND", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
+            throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
           }
           checkRestoreTarget(resolve(target));
           const r = await restoreSnapshot(stead.store, snapshot, target);
