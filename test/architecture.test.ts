@@ -83,6 +83,21 @@ describe("architecture", () => {
     expect(cycles(graph.files, graph.edges.filter((e) => !e.typeOnly))).toEqual(ALLOWED_RUNTIME_CYCLES);
   });
 
+  it("every file in bench/ is reached from bench/run.ts: an experiment becomes a benchmark or goes", () => {
+    const bench = importGraph(join(ROOT, "bench"));
+    const reached = new Set(["run.ts"]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const e of bench.edges) {
+        if (reached.has(e.from) && !reached.has(e.to) && bench.files.includes(e.to)) {
+          reached.add(e.to);
+          grew = true;
+        }
+      }
+    }
+    expect(bench.files.filter((f) => !reached.has(f))).toEqual([]);
+  });
+
   it("finds an upward import, a cycle and a runtime cycle when there is one", () => {
     const files = ["store/a.ts", "engine/b.ts", "engine/c.ts"];
     const edges: ImportEdge[] = [
