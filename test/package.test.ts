@@ -280,7 +280,7 @@ describe("the packed package in a fresh npm project", () => {
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const seen = JSON.parse(r.stdout) as Record<string, unknown>;
-      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_BAD_INPUT", "STEAD_BAD_INPUT"], missingInEsm: [] });
+      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_INVALID_DEFINITION", "STEAD_INVALID_DEFINITION"], missingInEsm: [] });
       expect(seen.exported).toBeGreaterThan(20);
       if (REQUIRE_ESM_SWITCH) expect(seen.requireModule).toBe(false);
 
@@ -372,7 +372,7 @@ describe("the packed package in a fresh npm project", () => {
     // Each file's format decides the condition it resolves "stead" with ("require" here, "import" in esm/).
     const probe =
       `import { SteadError, workflow, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
-      `const e: SteadError = new SteadError("STEAD_BAD_INPUT", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
+      `const e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
       `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);

@@ -59,14 +59,14 @@ export interface AgentDefinition extends WorkflowDefinition<AgentInput, AgentOut
 
 export function agent(name: string, config: AgentConfig): AgentDefinition {
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid agent name ${JSON.stringify(name)}`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `invalid agent name ${JSON.stringify(name)}`, {
       fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
     });
   }
   const models = checkModels(name, config?.model);
   for (const [toolName, t] of Object.entries(config.tools ?? {})) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(toolName) || typeof t?.run !== "function" || !t.jsonSchema) {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: tool "${toolName}" is not a tool() with a name of 1-64 letters, digits, '_' or '-'`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: tool "${toolName}" is not a tool() with a name of 1-64 letters, digits, '_' or '-'`, {
         fix: "tools: { readFile: tool({ input: z.object({ path: z.string() }), run: ... }) }",
       });
     }
@@ -74,7 +74,7 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
   for (const k of ["maxTurns", "maxSteps", "tokenBudget"] as const) {
     const v = config[k];
     if (v !== undefined && (!Number.isInteger(v) || v < 1)) {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: ${k} must be a positive integer, got ${String(v)}`, { fix: `omit ${k} for the default` });
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: ${k} must be a positive integer, got ${String(v)}`, { fix: `omit ${k} for the default` });
     }
   }
   const module = callerModule(agent);
@@ -111,21 +111,21 @@ function agentFingerprint(models: readonly LanguageModelV3[], config: AgentConfi
 
 function checkModels(name: string, model: unknown): LanguageModelV3[] {
   const list = Array.isArray(model) ? (model as unknown[]) : [model];
-  if (list.length === 0) throw new SteadError("STEAD_BAD_INPUT", `agent ${name} has no model`, { fix: "pass model: a language model, or a list in failover order" });
+  if (list.length === 0) throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} has no model`, { fix: "pass model: a language model, or a list in failover order" });
   return list.map((m, i) => {
     if (typeof m === "string") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model ${JSON.stringify(m)} is a string id; Stead needs a model object`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model ${JSON.stringify(m)} is a string id; Stead needs a model object`, {
         fix: 'create it with a provider package, e.g. createOpenAICompatible({ ... }).chatModel("model-id") or openai("gpt-4o")',
       });
     }
     const o = m as Partial<LanguageModelV3> | null;
     if (!o || typeof o !== "object" || typeof o.doStream !== "function" || typeof o.modelId !== "string") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model #${i + 1} is not an AI SDK language model`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model #${i + 1} is not an AI SDK language model`, {
         fix: "pass a LanguageModel from an AI SDK provider package (specification v3)",
       });
     }
     if (o.specificationVersion !== "v3") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model ${o.modelId} implements specification ${String(o.specificationVersion)}, Stead needs v3`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model ${o.modelId} implements specification ${String(o.specificationVersion)}, Stead needs v3`, {
         fix: "upgrade the provider package to a version for ai@6 (@ai-sdk/provider@3)",
       });
     }

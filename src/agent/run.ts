@@ -42,7 +42,7 @@ function liveDriver(ctx: WorkflowContext, x: EngineInternals): LoopDriver {
 export function promptOf(def: AgentDefinition, runId: string, input: AgentInput): string {
   if (typeof input === "string") return input;
   if (input && typeof input === "object" && typeof input.prompt === "string") return input.prompt;
-  throw new SteadError("STEAD_BAD_INPUT", `agent ${def.name} needs a prompt: a string or { prompt: string } (run ${runId})`, {
+  throw new SteadError("STEAD_SCHEMA_MISMATCH", `agent ${def.name} needs a prompt: a string or { prompt: string } (run ${runId})`, {
     runId,
     fix: `stead run <file> --input '"what to do"'`,
   });

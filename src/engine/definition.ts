@@ -50,12 +50,12 @@ export function workflow<I, O>(
   const fn = typeof a === "function" ? a : b;
   const options = typeof a === "function" ? {} : a;
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid workflow name ${JSON.stringify(name)}`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `invalid workflow name ${JSON.stringify(name)}`, {
       fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
     });
   }
   if (typeof fn !== "function") {
-    throw new SteadError("STEAD_BAD_INPUT", `workflow ${name} has no function`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `workflow ${name} has no function`, {
       fix: 'pass it as the last argument: workflow("name", async (ctx, input) => { ... })',
     });
   }
@@ -92,7 +92,7 @@ export function assertDistinctNames(definitions: readonly unknown[]): void {
     if (!isDefinition(d)) continue;
     const seen = byName.get(d.name);
     if (seen && seen !== d) {
-      throw new SteadError("STEAD_BAD_INPUT", `two of the given definitions are named "${d.name}"`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `two of the given definitions are named "${d.name}"`, {
         fix: "give each workflow a unique name, and pass each definition once",
       });
     }

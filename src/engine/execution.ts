@@ -412,7 +412,7 @@ export class Execution {
 
   private checkUnique(stepId: string): void {
     if (typeof stepId !== "string" || stepId.length === 0 || stepId.length > 200) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid step id ${JSON.stringify(stepId)} in run ${this.runId}`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `invalid step id ${JSON.stringify(stepId)} in run ${this.runId}`, {
         runId: this.runId,
         fix: "give every step a non-empty string id of at most 200 characters",
       });
@@ -703,7 +703,7 @@ export class Execution {
       get idempotencyKey(): string {
         const info = stepScope.getStore();
         if (!info || info.runId !== self.runId) {
-          throw new SteadError("STEAD_BAD_INPUT", "ctx.idempotencyKey is only defined inside a step function", {
+          throw new SteadError("STEAD_INVALID_DEFINITION", "ctx.idempotencyKey is only defined inside a step function", {
             runId: self.runId,
             fix: "read it inside ctx.step(id, fn), or use the `idempotencyKey` field of the step function's argument",
           });
@@ -715,7 +715,7 @@ export class Execution {
         const options = typeof a === "function" ? {} : a;
         if (typeof fn !== "function") {
           return Promise.reject(
-            new SteadError("STEAD_BAD_INPUT", `step "${id}" has no function`, {
+            new SteadError("STEAD_INVALID_DEFINITION", `step "${id}" has no function`, {
               runId: self.runId,
               stepId: id,
               fix: "call ctx.step(id, fn) or ctx.step(id, options, fn)",

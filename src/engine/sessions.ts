@@ -59,7 +59,7 @@ export class Session<I> {
     readonly workspace: string | null = null,
   ) {
     if (!isDefinition(definition)) {
-      throw new SteadError("STEAD_BAD_INPUT", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
+      throw new SteadError("STEAD_INVALID_DEFINITION", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
     }
     checkRunId(id, "session id");
   }
@@ -79,7 +79,7 @@ export class Session<I> {
       const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
       const other = prior[0]?.definition;
       if (other !== undefined && other !== this.definition.name) {
-        throw new SteadError("STEAD_BAD_INPUT", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
+        throw new SteadError("STEAD_ID_TAKEN", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
           fix: "use another session id for another agent",
         });
       }

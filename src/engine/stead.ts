@@ -161,7 +161,7 @@ export class Stead {
   /** Records a new run of `definition`; any worker that has the definition executes it. */
   async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<Replayable<{ id: string }>> {
     if (!isDefinition(definition)) {
-      throw new SteadError("STEAD_BAD_INPUT", "start() needs a definition made with workflow()", {
+      throw new SteadError("STEAD_INVALID_DEFINITION", "start() needs a definition made with workflow()", {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
       });
     }

@@ -18,7 +18,7 @@ export function toolDecisionFields(
   const tool = toolRequest(request);
   if (!tool) {
     if (d.input !== undefined || d.scope !== undefined) {
-      throw new SteadError("STEAD_BAD_INPUT", `"${name}" on run ${runId} is not a tool approval: edited arguments and scope apply only to an agent's tool calls`, {
+      throw new SteadError("STEAD_BAD_OPTION", `"${name}" on run ${runId} is not a tool approval: edited arguments and scope apply only to an agent's tool calls`, {
         runId,
         fix: `decide without --edit/--scope: stead ${approved ? "approve" : "deny"} ${runId} ${name}`,
       });
@@ -26,15 +26,15 @@ export function toolDecisionFields(
     return {};
   }
   if (d.scope !== undefined && d.scope !== "once" && d.scope !== "run") {
-    throw new SteadError("STEAD_BAD_INPUT", `unknown scope ${JSON.stringify(d.scope)}`, { runId, fix: 'use "once" (default) or "run"' });
+    throw new SteadError("STEAD_BAD_OPTION", `unknown scope ${JSON.stringify(d.scope)}`, { runId, fix: 'use "once" (default) or "run"' });
   }
   if (!approved && (d.input !== undefined || d.scope === "run")) {
-    throw new SteadError("STEAD_BAD_INPUT", `a denial of "${name}" cannot carry edited arguments or scope "run"`, { runId, fix: "deny with --reason only" });
+    throw new SteadError("STEAD_BAD_OPTION", `a denial of "${name}" cannot carry edited arguments or scope "run"`, { runId, fix: "deny with --reason only" });
   }
   if (d.input !== undefined) {
     const validate = compile(tool.inputSchema);
     if (!validate(d.input)) {
-      throw new SteadError("STEAD_BAD_INPUT", `the edited arguments for ${tool.tool} do not match its input schema: ${describe(validate.errors)}; the call still waits for a decision`, {
+      throw new SteadError("STEAD_SCHEMA_MISMATCH", `the edited arguments for ${tool.tool} do not match its input schema: ${describe(validate.errors)}; the call still waits for a decision`, {
         runId,
         wait: name,
         fix: `fix the JSON and decide again (see the call with \`stead why ${runId}\`)`,

@@ -54,7 +54,7 @@ export function sessionsSql(param: (i: number) => string, bySession: boolean): s
 
 /** A session's turn is numbered by createRun alone: a mutation's `newRuns` entry cannot take one. */
 export function sessionInNewRuns(runId: string): SteadError {
-  return new SteadError("STEAD_BAD_INPUT", `run ${runId} names a session, but only createRun starts a session's turn`, {
+  return new SteadError("STEAD_INVALID_MUTATION", `run ${runId} names a session, but only createRun starts a session's turn`, {
     runId,
     fix: "create the turn with store.createRun, outside a commit",
   });

@@ -42,14 +42,14 @@ export function checkSnapshotWrites(units: readonly Unit[]): void {
     for (const m of unit) {
       if (!m.snapshots?.length) continue;
       if (m.optional) {
-        throw new SteadError("STEAD_BAD_INPUT", `a snapshot of run ${m.runId} rides on an optional mutation`, {
+        throw new SteadError("STEAD_INVALID_MUTATION", `a snapshot of run ${m.runId} rides on an optional mutation`, {
           runId: m.runId,
           fix: "put snapshots on the mutation that commits the step's outcome (not optional)",
         });
       }
       for (const s of m.snapshots) {
         if (!Number.isSafeInteger(s.seq) || s.seq < -1 || !["start", "step", "settle"].includes(s.source) || typeof s.root !== "string" || s.root === "") {
-          throw new SteadError("STEAD_BAD_INPUT", `run ${m.runId}: invalid snapshot (seq ${String(s.seq)}, source ${String(s.source)})`, {
+          throw new SteadError("STEAD_INVALID_MUTATION", `run ${m.runId}: invalid snapshot (seq ${String(s.seq)}, source ${String(s.source)})`, {
             runId: m.runId,
             fix: "build snapshots with the workspace capture (src/workspace), not by hand",
           });

@@ -27,7 +27,7 @@ export async function writeEntries(store: SnapshotsAndBlobs, root: string, items
     for (const h of batch) {
       const blob = found.get(h);
       if (!blob) {
-        throw new SteadError("STEAD_INVALID_STATE", `the content of ${(byHash.get(h) as string[])[0]} (blob ${h.slice(0, 12)}) is missing from the store`, {
+        throw new SteadError("STEAD_SNAPSHOT_DAMAGED", `the content of ${(byHash.get(h) as string[])[0]} (blob ${h.slice(0, 12)}) is missing from the store`, {
           fix: "the snapshot is incomplete (its blobs were deleted); restore another snapshot of the run",
         });
       }

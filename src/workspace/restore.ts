@@ -25,13 +25,13 @@ export function checkRestoreTarget(dir: string): "missing" | "empty" {
   try {
     st = statSync(dir);
   } catch (e) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} cannot be read (${(e as Error).message})`, { path: dir, fix: "pass --to a new or empty directory" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} cannot be read (${(e as Error).message})`, { path: dir, fix: "pass --to a new or empty directory" });
   }
   if (!st.isDirectory()) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} is not a directory`, { path: dir, fix: "pass --to a new or empty directory" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} is not a directory`, { path: dir, fix: "pass --to a new or empty directory" });
   }
   if (readdirSync(dir).length > 0) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} is not empty`, { path: dir, fix: "pass --to a new or empty directory (nothing was written)" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} is not empty`, { path: dir, fix: "pass --to a new or empty directory (nothing was written)" });
   }
   return "empty";
 }

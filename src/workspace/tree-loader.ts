@@ -9,7 +9,7 @@ export class TreeLoader {
 
   constructor(private readonly store: SnapshotsAndBlobs) {}
 
-  /** The whole tree under `root`; a missing tree object is STEAD_INVALID_STATE naming it. */
+  /** The whole tree under `root`; a missing tree object is STEAD_SNAPSHOT_DAMAGED naming it. */
   async load(root: string): Promise<Tree> {
     await this.loadMany([root]);
     return this.trees.get(root) as Tree;
@@ -48,7 +48,7 @@ export class TreeLoader {
 }
 
 function missingTree(hash: string): SteadError {
-  return new SteadError("STEAD_INVALID_STATE", `workspace tree object ${hash.slice(0, 12)} is missing from the store`, {
+  return new SteadError("STEAD_SNAPSHOT_DAMAGED", `workspace tree object ${hash.slice(0, 12)} is missing from the store`, {
     fix: "the snapshot is incomplete (its blobs were deleted); restore another snapshot of the run",
   });
 }

@@ -74,9 +74,9 @@ export function describeEvents(api: ConformanceTestApi, h: Harness): void {
       const left = (await store.events({ runId: "r1" })).map((e) => `${e.type} ${(JSON.parse(e.data) as { step?: string; attempt?: number }).step ?? ""} ${(JSON.parse(e.data) as { attempt?: number }).attempt ?? ""}`.trim());
       expect(left).toEqual(["model.delta model-1 1", "model.delta model-2 1", "step.intent model-1 2", "step.completed model-1"]);
       // The deleted deltas were the newest rows: their numbers are not handed out again.
-      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "step.intent", step: "model-1", attempt: 2 }, events: [{ type: "x" }] }]])).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "step.intent", step: "model-1", attempt: 2 }, events: [{ type: "x" }] }]])).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
       // A compaction writes the event that takes the deleted ones' place.
-      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 1 } }]])).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 1 } }]])).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
     });
   });
 }

@@ -187,7 +187,7 @@ export function describeSessions(api: ConformanceTestApi, h: Harness): void {
       const before = await snapshot(store, "parent");
       await expect(
         store.commit([[{ runId: "parent", events: [{ type: "x" }], newRuns: [newRun("kid", { sessionId: "S", parentId: "parent", parentStepId: "k" })] }]]),
-      ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      ).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
       expect(await snapshot(store, "parent")).toEqual(before);
       expect(await store.getRun("kid")).toBeUndefined();
     });

@@ -79,7 +79,7 @@ export function describeSnapshotsAndBlobs(api: ConformanceTestApi, h: Harness): 
       const before = await snapshot(store, "r2");
       await expect(
         store.commit([[{ runId: "r2", events: [{ type: "x" }] }], [{ runId: "r1", optional: true, snapshots: [snap(0)] }]]),
-      ).rejects.toMatchObject({ code: "STEAD_BAD_INPUT" });
+      ).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
       expect(await store.snapshots("r1")).toEqual([]);
       expect(await snapshot(store, "r2")).toEqual(before);
     });

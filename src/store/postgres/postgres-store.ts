@@ -403,7 +403,7 @@ export class PostgresStore implements Store {
       );
       const row = inserted.rows[0] as Raw | undefined;
       if (!row) {
-        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
+        throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
       }
       // The run exists now: the journal, events and key go through the same function as every commit.
       const applied = await c.query("SELECT stead_commit($1::jsonb) AS r", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events, ...(idempotency ? { idempotency } : {}) }]])]);

@@ -444,7 +444,7 @@ export class SqliteStore implements Store {
     const row = this.written(() => this.db.transaction(() => {
       if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
-        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
+        throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, {
           runId: run.id,
           fix: "choose another run id, or omit it to get a fresh one",
         });

@@ -28,7 +28,7 @@ export class VerifiedDump {
     private readonly spoolDir: string | undefined,
   ) {}
 
-  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_INPUT naming the first problem. */
+  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_DUMP naming the first problem. */
   static async from(input: DumpInput, name = "the dump"): Promise<VerifiedDump> {
     let reopen: () => Readable;
     let spoolDir: string | undefined;
@@ -128,7 +128,7 @@ async function refuseNonEmpty(store: StoreLifecycle & TransferRows): Promise<voi
     const [row] = await store.readRows(table, null, 1);
     if (!row) continue;
     throw new SteadError(
-      "STEAD_BAD_INPUT",
+      "STEAD_INVALID_STATE",
       table === "runs" ? `the store at ${store.location} already holds runs (run ${String(row.id)}, and maybe more)` : `the store at ${store.location} already holds ${table} rows`,
       { fix: "import into a new, empty store: a path where no file exists yet, or an empty Postgres database (createdb)" },
     );

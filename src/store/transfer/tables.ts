@@ -171,7 +171,7 @@ export const TABLE_SCHEMAS = {
 /** The table's schema; anything but a {@link TransferTable} is refused (names reach SQL text). */
 export function tableSchema(table: TransferTable): TableSchema {
   if (!Object.hasOwn(TABLE_SCHEMAS, table)) {
-    throw new SteadError("STEAD_BAD_INPUT", `${JSON.stringify(table)} is not a table Stead exports`, { fix: `use one of ${Object.keys(TABLE_SCHEMAS).join(", ")}` });
+    throw new SteadError("STEAD_BAD_OPTION", `${JSON.stringify(table)} is not a table Stead exports`, { fix: `use one of ${Object.keys(TABLE_SCHEMAS).join(", ")}` });
   }
   return TABLE_SCHEMAS[table];
 }
@@ -249,7 +249,7 @@ export function rowValues(table: TransferTable, row: TransferRow, where: string)
 
 function valuesAt(table: TransferTable, columns: readonly Column[], row: TransferRow, where: string): TransferValue[] {
   const bad = (problem: string) =>
-    new SteadError("STEAD_BAD_INPUT", `${where}: ${table} row ${problem}`, {
+    new SteadError("STEAD_BAD_DUMP", `${where}: ${table} row ${problem}`, {
       fix: "import only dumps written by `stead export`, unedited",
     });
   if (typeof row !== "object" || row === null || Array.isArray(row)) throw bad("is not an object");
