@@ -25,9 +25,12 @@ import {
   type StepView,
   type WaitView,
 } from "./views.js";
+import type { ControlOptions } from "./control-options.js";
 import { explain, type Explanation } from "./why.js";
 import { Session, sessionView, type SessionView } from "./sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
+
+export type { ControlOptions };
 
 /** The longest wait between two tries to reach a store that cannot be reached. */
 const RECONNECT_MAX_MS = 10_000;
@@ -50,19 +53,6 @@ export interface SteadOptions extends WorkerDefaults {
   payloadLimitBytes?: number;
   /** How long a control command's idempotency key is kept (at least). Default 24 hours. */
   idempotencyTtlMs?: number;
-}
-
-/** What every control command (start, send, approve, …, fork) takes besides its own arguments. */
-export interface ControlOptions {
-  /** Who does it: recorded with the decision or event. */
-  by?: string | null;
-  /**
-   * Makes the call safe to retry: a repeat with the same key (within `idempotencyTtlMs`) returns
-   * the first call's result, `already: true`, and changes nothing; the same key with other
-   * arguments is refused naming the first use. Scoped to the command and its run (or session, or
-   * the definition for a start).
-   */
-  idempotencyKey?: string;
 }
 
 export interface StartOptions extends ControlOptions {
