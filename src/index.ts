@@ -6,7 +6,8 @@
  *   await stead.start(triage, input);                  // any worker with `triage` runs it
  *   stead.worker({ definitions: [triage] }).start();
  */
-export { createStead, Stead } from "./engine/stead.js";
+export { createStead } from "./create-stead.js";
+export { Stead } from "./engine/stead.js";
 export type { SteadOptions, StartOptions, FollowOptions } from "./engine/stead.js";
 export { workflow, isDefinition } from "./engine/definition.js";
 export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
@@ -24,6 +25,8 @@ export { scriptedModel, lastUserText, toolResults, modelTurns } from "./agent/sc
 export type { ScriptedModelOptions, ScriptedTurn, ScriptedToolCall, PromptToolResult } from "./agent/scripted-model.js";
 export type { ToolOptions, ToolDefinition, ToolContext, ToolCallInfo } from "./agent/tool.js";
 export type { ToolApprovalRequest, ToolDecision } from "./agent/approvals.js";
+// Also brings the tool fields (`input`, `scope`) into `Decision`, which that module declares.
+export type { ToolDecisionOptions } from "./agent/tool-decisions.js";
 export { Session } from "./engine/sessions.js";
 export type { SessionView, TurnOutcome } from "./engine/sessions.js";
 export { Worker } from "./worker/worker.js";
