@@ -18,6 +18,9 @@ export type { ExecutionOutcome } from "./engine/execution.js";
 export { HOLD_CHOICES } from "./engine/holds.js";
 export type { ReleaseChoice } from "./engine/holds.js";
 export type { ReleaseOptions, Decision } from "./engine/admin.js";
+export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult } from "./engine/admin.js";
+export type { ControlOptions } from "./engine/control-options.js";
+export type { Replayable } from "./engine/idempotency.js";
 export { agent, LOOP_VERSION } from "./agent/definition.js";
 export type { AgentConfig, AgentDefinition, AgentInput, AgentOutput, AgentInitContext } from "./agent/definition-types.js";
 export { tool } from "./agent/tool.js";
@@ -39,6 +42,9 @@ export { SteadError, LeaseLostError, StepFailedError, isSteadError } from "./err
 export type { SteadErrorCode } from "./errors.js";
 export { openStore, SqliteStore, openSqliteStore, DEFAULT_SQLITE_PATH, TERMINAL_STATUSES, PostgresStore, openPostgresStore } from "./store/index.js";
 export type { SqliteStoreOptions, PostgresStoreOptions } from "./store/index.js";
-export type * from "./store/types.js";
+// The store's shapes a user names: the interface to pass as `store`, and the kinds and statuses
+// the views report. The write protocol (mutations, units, claims, leases, transfer rows) is not
+// public: it is the store's contract with the engine, free to change with either.
+export type { Store, RunStatus, StepKind, StepStatus, WaitKind, WaitStatus, HoldKind, HoldStatus } from "./store/index.js";
 export { exportStore, importStore, verifyStores } from "./store/transfer/index.js";
 export type { ExportOptions, ExportSummary, ImportOptions, ImportSummary, StoreComparison } from "./store/transfer/index.js";

@@ -324,7 +324,8 @@ describe("the packed package in a fresh npm project", () => {
       }),
     );
     // Each file's format decides the condition it resolves "stead" with ("require" here, "import" in esm/).
-    const probe = `import { SteadError, workflow } from "stead";\nconst e: SteadError = new SteadError("STEAD_BAD_INPUT", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n`;
+    // The last line: a decision's tool fields, declared by the agent layer into the engine's Decision, reach a user under both.
+    const probe = `import { SteadError, workflow, type Stead } from "stead";\nconst e: SteadError = new SteadError("STEAD_BAD_INPUT", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\nexport const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);
     const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], app, { timeoutMs: 40_000 });
