@@ -28,7 +28,8 @@ export { scriptedModel, lastUserText, toolResults, modelTurns } from "./agent/sc
 export type { ScriptedModelOptions, ScriptedTurn, ScriptedToolCall, PromptToolResult } from "./agent/scripted-model.js";
 export type { ToolOptions, ToolDefinition, ToolContext, ToolCallInfo } from "./agent/tool.js";
 export type { ToolApprovalRequest, ToolDecision } from "./agent/approvals.js";
-// Also brings the tool fields (`input`, `scope`) into `Decision`, which that module declares.
+// Load-bearing for users' types: this module declares the tool fields (`input`, `scope`) into
+// `Decision`; without a reference to it from here, `approve(…, { input })` fails to type-check.
 export type { ToolDecisionOptions } from "./agent/tool-decisions.js";
 export { Session } from "./engine/sessions.js";
 export type { SessionView, TurnOutcome } from "./engine/sessions.js";
