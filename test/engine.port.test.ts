@@ -47,6 +47,14 @@ describe("the engine port", () => {
     expect((run.output as { text: string }).text).toBe("echoed");
   });
 
+  it("a spread copy of an agent definition keeps its body", async () => {
+    const copy = { ...echo };
+    const stead = h.create();
+    const run = await stead.run(copy, "say it", FAST_FOLLOW);
+    expect(run.status).toBe("completed");
+    expect((run.output as { text: string }).text).toBe("echoed");
+  });
+
   it("an agent's fn called by hand with a user's ctx is refused, naming the ways to run it", async () => {
     const wf = workflow("port-by-hand", (ctx, input: AgentInput) => echo.fn(ctx, input));
     const stead = h.create();

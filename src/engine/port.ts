@@ -67,7 +67,8 @@ export function portedDefinition<I, O, D extends WorkflowDefinition<I, O>>(def: 
     ...def,
     fn: (): Promise<O> => Promise.reject(refusal()),
   } as unknown as D;
-  Object.defineProperty(made, PORTED, { value: body, enumerable: false });
+  // Enumerable, like DEFINITION: a spread copy of a definition (`{ ...myAgent }`) keeps its body.
+  Object.defineProperty(made, PORTED, { value: body, enumerable: true });
   return made;
 }
 
