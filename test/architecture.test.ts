@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { cycles, importGraph, type ImportEdge } from "./helpers/import-graph.js";
 import { ROOT } from "./cli-helpers.js";
 
-type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "cli" | "entry";
+type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "root" | "cli" | "entry";
 
 /** What each layer may import besides itself. agent and worker are siblings: neither imports the other. */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
@@ -18,18 +18,20 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   engine: ["workspace", "store", "shared"],
   agent: ["engine", "workspace", "store", "shared"],
   worker: ["engine", "workspace", "store", "shared"],
-  cli: ["agent", "worker", "engine", "workspace", "store", "shared"],
-  entry: ["cli", "agent", "worker", "engine", "workspace", "store", "shared"],
+  /** The composition root (src/create-stead.ts): joins the engine with the agent layer's rules. */
+  root: ["agent", "worker", "engine", "workspace", "store", "shared"],
+  cli: ["root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  entry: ["cli", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
 };
 
 /** src/errors.ts and src/thrown.ts are below everything; the package entries (stead, stead/conformance) above everything. */
-const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry" };
+const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "create-stead.ts": "root" };
 
 function layerOf(file: string): Layer | undefined {
   const [first, ...rest] = file.split("/");
   if (first === undefined) return undefined;
   if (rest.length === 0) return TOP_FILES[first];
-  return first in MAY_IMPORT && first !== "shared" && first !== "entry" ? (first as Layer) : undefined;
+  return first in MAY_IMPORT && first !== "shared" && first !== "entry" && first !== "root" ? (first as Layer) : undefined;
 }
 
 /**
@@ -47,15 +49,10 @@ const ALLOWED_UPWARD: readonly string[] = [
  * Import cycles there today (strongly connected files, type imports counted), each sorted. Strict
  * like the list above: a cycle that shrank or went must be updated here; a new one fails.
  */
-const ALLOWED_CYCLES: readonly (readonly string[])[] = [
-  ["agent/definition.ts", "agent/history.ts", "agent/loop.ts", "agent/model-step.ts", "agent/run.ts", "agent/tool-call.ts"],
-  ["engine/admin.ts", "engine/control/answers.ts", "engine/tool-decisions.ts"],
-  ["engine/context-types.ts", "engine/definition.ts"],
-  ["engine/sessions.ts", "engine/stead.ts"],
-];
+const ALLOWED_CYCLES: readonly (readonly string[])[] = [];
 
 /** The cycles above that remain with type-only imports left out: these load a half-initialised module at run time. */
-const ALLOWED_RUNTIME_CYCLES: readonly (readonly string[])[] = [["agent/history.ts", "agent/run.ts"]];
+const ALLOWED_RUNTIME_CYCLES: readonly (readonly string[])[] = [];
 
 const graph = importGraph(join(ROOT, "src"));
 const edgeText = (e: ImportEdge) => `${e.from} -> ${e.to}`;

@@ -370,10 +370,12 @@ describe("the packed package in a fresh npm project", () => {
       }),
     );
     // Each file's format decides the condition it resolves "stead" with ("require" here, "import" in esm/).
+    // The last line: a decision's tool fields, declared by the agent layer into the engine's Decision, reach a user under both.
     const probe =
-      `import { SteadError, workflow, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
+      `import { SteadError, workflow, type Stead, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
       `const e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
-      `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n`;
+      `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n` +
+      `export const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);
     const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], app, { timeoutMs: 40_000 });

@@ -1,61 +1,13 @@
 import { createHash } from "node:crypto";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import type { WorkflowContext } from "../engine/context-types.js";
-import { DEFINITION, DEFINITION_NAME, callerModule, type WorkflowDefinition } from "../engine/definition.js";
-import type { Recovery } from "../engine/internals.js";
+import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definition.js";
+import { portedDefinition } from "../engine/port.js";
+import type { AgentConfig, AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import { runAgent } from "./run.js";
-import type { AnyTool } from "./tool.js";
 
 /** Bumped when the loop's journal layout changes: runs recorded under another version are held `definition_changed`. */
 export const LOOP_VERSION = "agent-loop/1";
-
-export interface AgentInitContext {
-  runId: string;
-  recovery: Recovery;
-  signal: AbortSignal;
-  /** The run's workspace directory, already brought to its last completed step; null without one. */
-  workspace: string | null;
-}
-
-export interface AgentConfig {
-  /** An AI SDK language model, or several in failover order. */
-  model: LanguageModelV3 | readonly LanguageModelV3[];
-  instructions?: string;
-  tools?: Record<string, AnyTool>;
-  /** Model calls per run (each call and the tool calls it asks for is one loop turn). Default 20. */
-  maxTurns?: number;
-  /** Journaled model and tool calls per run. Default 200. */
-  maxSteps?: number;
-  /** Input plus output tokens per run, as the provider reports them. Default: no budget. */
-  tokenBudget?: number;
-  /** A session turn cut off by a crash: "resume" (default) continues it; "interrupt" ends it as interrupted. */
-  onInterrupt?: "resume" | "interrupt";
-  /** Called once per process that executes a run, before the loop (reconnect external resources here). */
-  init?: (ctx: AgentInitContext) => Promise<void> | void;
-  /** Transient provider failures (network, 5xx, 529) per model call: tries and backoff. */
-  retry?: { attempts?: number; baseMs?: number; maxMs?: number };
-  /** A stream silent for this long is cut and retried as a transient failure. Default 60 000 ms. */
-  idleTimeoutMs?: number;
-  temperature?: number;
-  maxOutputTokens?: number;
-}
-
-export type AgentInput = string | { prompt: string };
-
-export interface AgentOutput {
-  text: string;
-  finishReason: string;
-  modelCalls: number;
-  toolCalls: number;
-  usage: { inputTokens: number; outputTokens: number };
-}
-
-export interface AgentDefinition extends WorkflowDefinition<AgentInput, AgentOutput> {
-  readonly kind: "agent";
-  readonly config: Readonly<AgentConfig>;
-  readonly models: readonly LanguageModelV3[];
-}
 
 export function agent(name: string, config: AgentConfig): AgentDefinition {
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
@@ -79,20 +31,26 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
   }
   const module = callerModule(agent);
   let fp: string | undefined;
-  const def: AgentDefinition = {
-    [DEFINITION]: true,
-    kind: "agent",
-    name,
-    module,
-    config,
-    models,
-    onInterrupt: config.onInterrupt ?? "resume",
-    fn: (ctx: WorkflowContext, input: AgentInput) => runAgent(def, ctx, input),
-    fingerprint() {
-      fp ??= agentFingerprint(models, config);
-      return fp;
+  const def: AgentDefinition = portedDefinition<AgentInput, AgentOutput, AgentDefinition>(
+    {
+      [DEFINITION]: true,
+      kind: "agent",
+      name,
+      module,
+      config,
+      models,
+      onInterrupt: config.onInterrupt ?? "resume",
+      fingerprint() {
+        fp ??= agentFingerprint(models, config);
+        return fp;
+      },
     },
-  };
+    (ctx, input, port) => runAgent(def, ctx, input, port),
+    () =>
+      new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} runs only as a run of its own: its function cannot be called directly`, {
+        fix: `run it with ctx.agent("<id>", ${name}, input) inside a workflow, stead.start(${name}, input) or a session`,
+      }),
+  );
   return def;
 }
 

@@ -2,8 +2,7 @@ import type { FlexibleSchema, Schema } from "@ai-sdk/provider-utils";
 import { schemaLib } from "./schema-lib.js";
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import type { ReconcileResult } from "../engine/context-types.js";
-import type { Recovery } from "../engine/internals.js";
+import type { ReconcileResult, Recovery } from "../engine/context-types.js";
 
 /** What a tool's `run` (and `reconcile`) receives besides its input. */
 export interface ToolContext {

@@ -1,10 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { SteadError } from "../errors.js";
-import type { WorkflowContext } from "./context-types.js";
+import { DEFINITION, type AnyDefinition, type WorkflowContext, type WorkflowDefinition } from "./context-types.js";
 import { moduleGraphFingerprint, textFingerprint } from "./fingerprint.js";
 
-/** Marks definition objects across copies of this package (a CLI and a user module may load two). */
-export const DEFINITION = Symbol.for("stead.definition");
+export { DEFINITION, type WorkflowDefinition, type AnyDefinition } from "./context-types.js";
 
 export interface WorkflowOptions {
   /**
@@ -13,26 +12,6 @@ export interface WorkflowOptions {
    */
   version?: string;
 }
-
-export interface WorkflowDefinition<I = unknown, O = unknown> {
-  readonly [DEFINITION]: true;
-  /** "agent": made with `agent()`; its function is the agent loop (src/agent/). */
-  readonly kind: "workflow" | "agent";
-  readonly name: string;
-  /** Absolute path of the module that called `workflow()`, when it could be told. */
-  readonly module: string | null;
-  readonly fn: (ctx: WorkflowContext, input: I) => Promise<O> | O;
-  /** The definition's fingerprint: a hash of its module and local imports, or of `version`. */
-  fingerprint(): string;
-  /**
-   * When a session turn of this definition was cut off by a crash: "resume" continues it from its
-   * last completed step; "interrupt" ends it as interrupted (never replayed) so the session goes on.
-   */
-  readonly onInterrupt?: "resume" | "interrupt";
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyDefinition = WorkflowDefinition<any, any>;
 
 export const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 

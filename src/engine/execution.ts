@@ -2,13 +2,13 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { SteadError, StepFailedError, errorMessage } from "../errors.js";
 import { isStorageFull } from "../store/faults.js";
 import type { ClaimedRun, EventWrite, HoldKind, Mutation, Owner, RunRow, StepKind, StepRow, StepWrite, Store, Unit, UnitResult, WaitOpen } from "../store/types.js";
-import type { ApprovalDecision, StepInfo, StepOptions, WorkflowContext } from "./context-types.js";
+import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "./context-types.js";
 import { crashPoint } from "./crash-points.js";
 import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
 import { parseDuration } from "./durations.js";
 import { decodeError, decodePayload, encodeError, encodePayload, errorRecord } from "./payload.js";
 import { childRunId } from "./ids.js";
-import { ENGINE, type EngineInternals, type EngineStepOptions, type Recovery } from "./internals.js";
+import { portedBody, type EnginePort, type EngineStepOptions } from "./port.js";
 import { resolveWaitUnit } from "./waits.js";
 import { RunWorkspace, type CaptureParts, type WorkspaceOptions } from "./run-workspace.js";
 
@@ -81,7 +81,7 @@ export class Execution {
   private readonly ended = new AbortController();
   private ws: RunWorkspace | undefined;
   private readonly recovery: Recovery;
-  /** What to store as the run's output instead of the returned value (EngineInternals.storeOutputAs). */
+  /** What to store as the run's output instead of the returned value (EnginePort.storeOutputAs). */
   private storedOutput: { value: unknown } | undefined;
 
   constructor(
@@ -104,7 +104,7 @@ export class Execution {
         : claimed.journal.length > 0
           ? { kind: "resumed", reason: "continued" }
           : { kind: "initial" };
-    this.ctx = this.makeContext();
+    this.ctx = this.makePublicContext();
   }
 
   /** Resolves when the execution has ended, whatever the reason. */
@@ -177,7 +177,8 @@ export class Execution {
     const input: unknown = decodePayload(run.input);
     let value: unknown;
     try {
-      value = await this.definition.fn(this.ctx, input);
+      const body = portedBody(this.definition);
+      value = body ? await body(this.ctx, input, this.port()) : await this.definition.fn(this.ctx, input);
     } catch (e) {
       await this.complete({ ok: false, error: e });
       return;
@@ -661,7 +662,7 @@ export class Execution {
     return this.park({ ...opened.wait, seq, stepId, stepKind: kind }, true, opened.newRuns ?? []);
   }
 
-  private internals(): EngineInternals {
+  private port(): EnginePort {
     return {
       run: this.run,
       recovery: this.recovery,
@@ -686,12 +687,6 @@ export class Execution {
         return Promise.all(runs.map(async (r) => ({ run: r, journal: await this.deps.store.journal(r.id) })));
       },
     };
-  }
-
-  private makeContext(): WorkflowContext {
-    const ctx = this.makePublicContext();
-    Object.defineProperty(ctx, ENGINE, { value: this.internals(), enumerable: false });
-    return ctx;
   }
 
   private makePublicContext(): WorkflowContext {
