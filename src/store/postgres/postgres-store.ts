@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
   ClaimRequest,

@@ -32,11 +32,11 @@ import type {
 import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
