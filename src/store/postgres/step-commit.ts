@@ -4,6 +4,7 @@
  * every shape `simpleStepWrite` accepts: same rows, same events, same refusals.
  */
 import type { Unit } from "../types.js";
+import { stepsFromJson } from "../mutation/step-write.js";
 
 /**
  * The write almost every step makes: under its lease, journal rows, events, and lost_claims back to
@@ -53,12 +54,7 @@ WITH r AS (
   UPDATE runs SET lost_claims = $7::int, updated_at = stead_now_ms()
   WHERE id = $1 AND $7::int IS NOT NULL AND EXISTS (SELECT 1 FROM r WHERE r.lost_claims <> $7::int)
 ), s AS (
-  INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
-  SELECT $1, x.seq, x."stepId", x.kind, x.status, x.attempt, x.output, x.error, x."startedAt", x."completedAt", x.checkpoint
-  FROM r, jsonb_to_recordset($4::jsonb) AS x(seq int, "stepId" text, kind text, status text, attempt int, output text, error text, "startedAt" bigint, "completedAt" bigint, checkpoint text)
-  ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-    attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
-    checkpoint = excluded.checkpoint
+  ${stepsFromJson("$1", "$4::jsonb", "r")}
 ), e AS (
   INSERT INTO events (run_id, type, at, data)
   SELECT $1, x.e->>'type', stead_now_ms(), coalesce(x.e->'data', '{}'::jsonb)::text

@@ -40,6 +40,7 @@ import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
+import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -447,16 +448,8 @@ export class SqliteStore implements Store {
   }
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
-    const s = this.stmt(
-      `INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-         attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
-         checkpoint = excluded.checkpoint`,
-    );
-    for (const st of steps) {
-      s.run(runId, st.seq, st.stepId, st.kind, st.status, st.attempt, st.output ?? null, st.error ?? null, st.startedAt, st.completedAt ?? null, st.checkpoint ?? null);
-    }
+    const s = this.stmt(STEP_UPSERT_SQL);
+    for (const st of steps) s.run(...stepParams(runId, st));
   }
 
   private insertEvents(runId: string, events: readonly EventWrite[] | undefined, at: number): void {
