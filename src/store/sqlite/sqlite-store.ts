@@ -41,6 +41,7 @@ import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
+import { indexPredicate } from "../schema/tables.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -625,8 +626,7 @@ export class SqliteStore implements Store {
     // After the insert, on purpose: events.seq is a rowid (max + 1), and deleting the highest rows
     // first would hand their numbers to the new events, below what a follower has already read.
     if (m.deleteEvents) {
-      // The predicate repeats events_compactable's (migration 5) so the partial index serves it.
-      this.stmt("DELETE FROM events WHERE run_id = ? AND type = 'model.delta' AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?").run(
+      this.stmt(DELETE_COMPACTED_SQL).run(
         m.runId,
         m.deleteEvents.step,
         m.deleteEvents.attempt,
@@ -871,6 +871,9 @@ export class SqliteStore implements Store {
     return Promise.resolve(out);
   }
 }
+
+/** The predicate is events_compactable's, so the partial index serves it. */
+const DELETE_COMPACTED_SQL = `DELETE FROM events WHERE run_id = ? AND ${indexPredicate("events", "events_compactable")} AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?`;
 
 function emptyStore(path: string): SteadError {
   return new SteadError("STEAD_STORE_MISSING", `${path} is empty: it holds no Stead store`, {
