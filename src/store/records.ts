@@ -455,7 +455,7 @@ export interface HoldFilter {
 
 /**
  * Tables `stead export` / `stead import` move, in dump order. One list for every store: a table a
- * later migration adds (workspace blobs) is added here and in `transfer/tables.ts`, nowhere else.
+ * later migration adds is described in `schema/tables.ts` and named here, nowhere else.
  */
 export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots", "idempotency_keys"] as const;
 export type TransferTable = (typeof TRANSFER_TABLES)[number];

@@ -23,13 +23,13 @@ export function earlierTurnsEnded(alias: string): string {
 }
 
 /**
- * One row per session (mapped by `toSession`), most recently updated first; `param(i)` spells the
- * i-th placeholder. Parameters: [sessionId,] limit. All in one statement, so counts, current and
- * last turn come from one snapshot.
+ * One row per session (mapped by `toSession`), most recently updated first, with `?` placeholders
+ * (see sql/dialect.ts). Parameters: [sessionId,] limit. All in one statement, so counts, current
+ * and last turn come from one snapshot.
  */
-export function sessionsSql(param: (i: number) => string, bySession: boolean): string {
-  const where = bySession ? `AND session_id = ${param(1)}` : "";
-  const limit = param(bySession ? 2 : 1);
+export function sessionsSql(bySession: boolean): string {
+  const where = bySession ? "AND session_id = ?" : "";
+  const limit = "?";
   return `
     WITH s AS (
       SELECT session_id, COUNT(*) AS turns,
