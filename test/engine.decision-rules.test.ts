@@ -20,7 +20,7 @@ describe("decision rules", () => {
     expect(run.status).toBe("waiting");
     const bare = new Stead({ store: stead.store });
     const e = await caught(() => bare.approve(run.id, "ship", { input: { what: "v3" } }));
-    expect(e).toMatchObject({ code: "STEAD_BAD_INPUT", message: `a decision on "ship" (run ${run.id}) cannot carry "input": this instance reads no fields beyond by and reason` });
+    expect(e).toMatchObject({ code: "STEAD_BAD_OPTION", message: `a decision on "ship" (run ${run.id}) cannot carry "input": this instance reads no fields beyond by and reason` });
     expect((await stead.waits(run.id)).map((w) => w.status)).toEqual(["open"]);
     const ok = await bare.approve(run.id, "ship", { by: "ann", reason: "fine" });
     expect(ok).toMatchObject({ approved: true, by: "ann", already: false });
@@ -34,11 +34,11 @@ describe("decision rules", () => {
     const run = await stead.run(gated, null, FAST_FOLLOW);
     const unknownField = { colour: "red" } as unknown as { by?: string };
     expect(await caught(() => stead.approve(run.id, "ship", unknownField))).toMatchObject({
-      code: "STEAD_BAD_INPUT",
+      code: "STEAD_BAD_OPTION",
       message: `a decision on "ship" (run ${run.id}) cannot carry "colour": this instance reads "input", "scope" beyond by and reason`,
     });
     expect(await caught(() => stead.approve(run.id, "ship", { input: { what: "v3" } }))).toMatchObject({
-      code: "STEAD_BAD_INPUT",
+      code: "STEAD_BAD_OPTION",
       message: `"ship" on run ${run.id} is not a tool approval: edited arguments and scope apply only to an agent's tool calls`,
     });
     expect((await stead.waits(run.id)).map((w) => w.status)).toEqual(["open"]);

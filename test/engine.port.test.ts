@@ -60,7 +60,7 @@ describe("the engine port", () => {
     const stead = h.create();
     const run = await stead.run(wf, "say it", FAST_FOLLOW);
     expect(run.status).toBe("failed");
-    expect(run.error?.code).toBe("STEAD_BAD_INPUT");
+    expect(run.error?.code).toBe("STEAD_INVALID_DEFINITION");
     expect(run.error?.message).toBe("agent port-echo runs only as a run of its own: its function cannot be called directly");
     expect(await stead.events({ runId: run.id })).not.toContainEqual(expect.objectContaining({ type: "step.completed" }));
   });
