@@ -13,7 +13,7 @@ import { openBenchServer, type BenchServer } from "./pg-server.js";
 import { takeoverLatency, type TakeoverResult } from "./pg-takeover.js";
 import { rawPostgresSequential } from "./raw-postgres.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
-import { inScratch } from "./scratch.js";
+import { inScratch } from "./temp-dir.js";
 import { steadSequential, type SequentialResult } from "./w1-sequential.js";
 import { steadConcurrent } from "./w2-concurrent.js";
 

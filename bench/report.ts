@@ -1,7 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-
 /** A JSON value of about 1 KB, different for each step (as a step result would be). */
 export function stepResult(i: number): { step: number; title: string; tags: string[]; body: string } {
   const head = { step: i, title: `result of step ${i}`, tags: ["bench", "kb", `n${i % 7}`], body: "" };
@@ -13,15 +9,6 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
-}
-
-/**
- * A fresh directory under the OS temp dir: the Stead store and the raw reference file live on the
- * same disk, so their fsync costs are comparable.
- */
-export function scratchDir(label: string): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), `stead-bench-${label}-`));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface Row {

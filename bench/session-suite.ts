@@ -1,6 +1,6 @@
 /** Agent sessions on the SQLite store: what a long conversation costs in stored bytes. */
 import { fmt, printTable, type Row } from "./report.js";
-import { inScratch } from "./scratch.js";
+import { inScratch } from "./temp-dir.js";
 import { sessionStorage } from "./transcript.js";
 
 const TURNS = 200;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rawSequential } from "./raw-sqlite.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
-import { inScratch } from "./scratch.js";
+import { inScratch } from "./temp-dir.js";
 import { steadSequential } from "./w1-sequential.js";
 import { steadConcurrent } from "./w2-concurrent.js";
 import { bareNodeStartMs, recoveryMs } from "./w3-recovery.js";

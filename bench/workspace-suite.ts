@@ -1,7 +1,7 @@
 /** Workspace snapshots on the SQLite store: capture cost against a full read, and storage growth. */
 import { captureBench, storageBench } from "./workspace.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
-import { inScratch } from "./scratch.js";
+import { inScratch } from "./temp-dir.js";
 
 const REPEATS = 7;
 const SNAPSHOTS = 100;

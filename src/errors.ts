@@ -1,47 +1,183 @@
 import { describeThrown } from "./thrown.js";
 
+/** How the `stead` command ends on an error with this code (see cli/exit-codes.ts for the numbers). */
+export type CliExitKind = "refused" | "store" | "internal";
+
+export interface ErrorCodeInfo {
+  /** When Stead raises it. */
+  readonly when: string;
+  /** What a caller can do about it (each error's own `fix` says it for the case at hand). */
+  readonly action: string;
+  readonly exit: CliExitKind;
+  /**
+   * The HTTP status the server will answer with; null for codes that only appear in a run's
+   * recorded `error` (a failed step, a cancelled run), never as a refusal of a request.
+   */
+  readonly http: number | null;
+}
+
 /**
- * Every user-facing failure is a SteadError with a stable `code`, the ids involved,
- * and a `fix` sentence telling the user what they can do.
+ * The one list of error codes. The `SteadErrorCode` type, the CLI's exit codes and docs/errors.md
+ * (checked by test/errors.test.ts) all derive from it. Codes are API, published by the CLI and
+ * the server: never rename or reuse one; retire it in CHANGELOG.md. Every code listed is raised
+ * somewhere (test/errors.test.ts checks each is named in src/ outside this file).
  */
-export type SteadErrorCode =
-  | "STEAD_BAD_INPUT"
-  | "STEAD_RUN_NOT_FOUND"
-  | "STEAD_WAIT_NOT_FOUND"
-  | "STEAD_HOLD_NOT_FOUND"
-  | "STEAD_STEP_NOT_FOUND"
-  | "STEAD_INVALID_STATE"
-  | "STEAD_LEASE_LOST"
-  | "STEAD_DUPLICATE_STEP_ID"
-  | "STEAD_PAYLOAD_TOO_LARGE"
-  | "STEAD_PAYLOAD_TOO_DEEP"
-  | "STEAD_NOT_SERIALIZABLE"
-  | "STEAD_NOT_A_STORE"
-  | "STEAD_STORE_TOO_NEW"
-  | "STEAD_STORE_MISSING"
-  | "STEAD_STORE_TOO_OLD"
-  | "STEAD_STORE_NOT_READABLE"
-  | "STEAD_STORE_NOT_WRITABLE"
-  | "STEAD_STORE_UNREACHABLE"
-  | "STEAD_STORE_AUTH_FAILED"
-  | "STEAD_STORE_LOST"
-  | "STEAD_STORAGE_FULL"
-  | "STEAD_IDEMPOTENCY_CONFLICT"
-  | "STEAD_DEFINITION_NOT_FOUND"
-  | "STEAD_DEFINITION_CHANGED"
-  | "STEAD_NONDETERMINISM"
-  | "STEAD_STEP_FAILED"
-  | "STEAD_OUTCOME_UNKNOWN"
-  | "STEAD_CHILD_FAILED"
-  | "STEAD_CANCELLED"
-  | "STEAD_TIMEOUT"
-  | "STEAD_AGENT_LIMIT"
-  | "STEAD_PROVIDER_UNAVAILABLE"
-  | "STEAD_PROVIDER_REJECTED"
-  | "STEAD_TOOL_FAILED"
-  | "STEAD_TURN_INTERRUPTED"
-  | "STEAD_RESTORE_FAILED"
-  | "STEAD_SNAPSHOT_NOT_FOUND";
+export const ERROR_CODES = {
+  // A request's arguments.
+  STEAD_BAD_JSON: {
+    when: "a JSON argument (an input, a signal payload, edited tool arguments, a release result) is not valid JSON, or is empty",
+    action: "correct the JSON; the message names the argument and the parser's complaint. Nothing was written.",
+    exit: "refused",
+    http: 400,
+  },
+  STEAD_BAD_OPTION: {
+    when: "an option or argument has a value the command does not take (a duration, a count, a run status, an idempotency key, a release choice, an approval scope), is missing where the case needs it, or conflicts with another option",
+    action: "change the option as the error's fix says. Nothing was written.",
+    exit: "refused",
+    http: 400,
+  },
+  STEAD_BAD_ID: {
+    when: "a run or session id given by the caller is malformed",
+    action: "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'",
+    exit: "refused",
+    http: 400,
+  },
+  STEAD_BAD_PATH: {
+    when: "a file or directory named by the caller is missing, cannot be read or written, or is not what is needed (a workspace that is not a directory, a restore target that is not empty)",
+    action: "pass another path; the message names the path and what is wrong with it",
+    exit: "refused",
+    http: 400,
+  },
+  STEAD_BAD_DUMP: {
+    when: "a dump given to import is not one `stead export` wrote, or it was cut short or edited",
+    action: "export the source store again and import that file unedited; the target store was not touched",
+    exit: "refused",
+    http: 400,
+  },
+  STEAD_SCHEMA_MISMATCH: {
+    when: "a value is valid JSON but not the shape its receiver takes: an agent run's input without a prompt, edited tool arguments that fail the tool's input schema",
+    action: "send a value of the shape the message describes (the call or run is unchanged)",
+    exit: "refused",
+    http: 422,
+  },
+  STEAD_PAYLOAD_TOO_LARGE: {
+    when: "a value to be stored (an input, an output, a step result, checkpoint metadata) is over the payload ceiling (1 MiB by default)",
+    action: "store less (a reference to the data instead of the data), or raise `payloadLimitBytes`. Nothing was truncated.",
+    exit: "refused",
+    http: 413,
+  },
+  STEAD_PAYLOAD_TOO_DEEP: {
+    when: "a value to be stored is nested more than 512 levels deep",
+    action: "flatten the value. Nothing was stored.",
+    exit: "refused",
+    http: 413,
+  },
+  STEAD_NOT_SERIALIZABLE: {
+    when: "a value to be stored is not plain JSON data (a function, a cycle, a BigInt, a value whose reading throws)",
+    action: "return plain JSON data from the step or run",
+    exit: "refused",
+    http: 422,
+  },
+  STEAD_IDEMPOTENCY_CONFLICT: {
+    when: "an idempotency key is used again with other arguments than its first use",
+    action: "use a new key for a different command; repeat the first command's arguments to get its result",
+    exit: "refused",
+    http: 409,
+  },
+  STEAD_ID_TAKEN: {
+    when: "an id chosen by the caller is taken: a run with that id exists, or a session with that id belongs to another agent",
+    action: "choose another id, or omit it to get a fresh one",
+    exit: "refused",
+    http: 409,
+  },
+
+  // Things the request names that do not exist.
+  STEAD_RUN_NOT_FOUND: { when: "no run has the given id", action: "check the id (`stead ps` lists runs)", exit: "refused", http: 404 },
+  STEAD_SESSION_NOT_FOUND: { when: "no session has the given id", action: "check the id (`stead sessions` lists sessions)", exit: "refused", http: 404 },
+  STEAD_WAIT_NOT_FOUND: {
+    when: "the run is not waiting for the named approval or signal",
+    action: "see what it waits for in the message or with `stead why <run>`",
+    exit: "refused",
+    http: 404,
+  },
+  STEAD_HOLD_NOT_FOUND: { when: "the run has no open hold matching the one named (or not exactly one, when none is named)", action: "name one of the open holds the message lists", exit: "refused", http: 404 },
+  STEAD_STEP_NOT_FOUND: { when: "the run's journal has no step with the given id", action: "name a step of the run (`stead status <run>` lists them)", exit: "refused", http: 404 },
+  STEAD_SNAPSHOT_NOT_FOUND: { when: "the run has no workspace snapshot at the step or position named", action: "name one of its snapshots (`stead snapshots <run>`)", exit: "refused", http: 404 },
+  STEAD_DEFINITION_NOT_FOUND: {
+    when: "no loaded definition has the name a run or command needs (a file exports no workflow, or not the one named, or a run's module no longer exports its definition)",
+    action: "load the module that exports it, or name one the message lists",
+    exit: "refused",
+    http: 404,
+  },
+
+  // The state of a run, or of the store's data.
+  STEAD_INVALID_STATE: {
+    when: "the run (or store) is not in a state the command applies to: resuming a completed run, a decision that conflicts with the one recorded, a run that changed while the command ran, an import into a store that holds runs",
+    action: "look at it again (`stead why <run>`) and choose the command its state allows; a command refused for a race can be retried",
+    exit: "refused",
+    http: 409,
+  },
+  STEAD_DEFINITION_CHANGED: {
+    when: "the command needs the run to continue, but it is held `definition_changed`: its code changed since it started",
+    action: "revert the code and release the hold with `retry`, accept the change (`stead resume <run> --accept-change`), or fork the run under the new code",
+    exit: "refused",
+    http: 409,
+  },
+  STEAD_NONDETERMINISM: {
+    when: "the command needs the run to continue, but it is held `nondeterminism`: replay asked for a step the journal does not have at that position",
+    action: "fix the divergence in the code and release the hold with `retry`, or fork the run",
+    exit: "refused",
+    http: 409,
+  },
+  STEAD_SNAPSHOT_DAMAGED: {
+    when: "a workspace snapshot's stored data is incomplete or damaged (a blob or tree object missing or malformed)",
+    action: "restore another snapshot of the run; nothing was written to the target",
+    exit: "refused",
+    http: 500,
+  },
+
+  // Definitions: user code given to Stead.
+  STEAD_INVALID_DEFINITION: {
+    when: "a definition (workflow, agent, tool, model) is malformed, two share a name, its file cannot be loaded, or its code misuses `ctx` (a step without a function or with an invalid id)",
+    action: "fix the code as the message says; a run that failed this way can be retried once it is fixed",
+    exit: "refused",
+    http: 422,
+  },
+  STEAD_DUPLICATE_STEP_ID: { when: "a run's code used one step id twice", action: "give each step of a run a unique id", exit: "refused", http: null },
+
+  // Outcomes recorded in a run's error.
+  STEAD_STEP_FAILED: { when: "a step threw; the original error's name and code are kept as `originalName` / `originalCode`", action: "fix the cause, then `stead retry <run>`", exit: "refused", http: null },
+  STEAD_OUTCOME_UNKNOWN: { when: "an effect's outcome is unknown and a person chose `skip` for it", action: "the step's code decides; check the outside world", exit: "refused", http: null },
+  STEAD_CHILD_FAILED: { when: "a child run failed or was cancelled, and its parent awaited it", action: "see the child's error; retry or resume the child", exit: "refused", http: null },
+  STEAD_CANCELLED: { when: "the run was cancelled", action: "`stead resume <run>` brings it back from its last completed step", exit: "refused", http: null },
+  STEAD_AGENT_LIMIT: { when: "an agent reached one of its limits (`maxSteps` and the like)", action: "raise the limit in the agent's definition and start the task again, or fork the run under the new definition", exit: "refused", http: null },
+  STEAD_PROVIDER_UNAVAILABLE: { when: "no model of an agent answered (outage, rate limit, timeouts), after retries and failover", action: "retry the run once a provider answers (`stead retry <run>`)", exit: "refused", http: null },
+  STEAD_PROVIDER_REJECTED: { when: "a model provider refused the request (bad credentials, invalid request)", action: "fix the provider's configuration, then retry the run", exit: "refused", http: null },
+  STEAD_TURN_INTERRUPTED: { when: "a session's turn was cut off by a crash and its agent's policy is `interrupt`", action: "send the input again as a new turn if it still matters", exit: "refused", http: null },
+  STEAD_RESTORE_FAILED: { when: "a worker's restore hook failed for a run it was about to claim; the run was not claimed", action: "fix the hook (or what it restores); the run stays resumable", exit: "refused", http: null },
+  STEAD_TIMEOUT: { when: "a run did not reach the state waited for within the time given", action: "wait longer, or see why with `stead why <run>`", exit: "refused", http: 504 },
+
+  // The store.
+  STEAD_NOT_A_STORE: { when: "the file or database named as the store holds something other than a Stead store", action: "point `--store` / STEAD_DATABASE_URL at a Stead store or an empty one", exit: "refused", http: 503 },
+  STEAD_STORE_MISSING: { when: "no store exists where the command needs one (it only creates stores where it may)", action: "check the path or URL; `stead run` or `stead worker` creates a store", exit: "refused", http: 503 },
+  STEAD_STORE_TOO_NEW: { when: "the store's schema is newer than this Stead", action: "upgrade Stead to the version that wrote the store", exit: "refused", http: 503 },
+  STEAD_STORE_TOO_OLD: { when: "the store's schema is older than this Stead and needs a migration", action: "run `stead migrate` on it as a user who may change its schema", exit: "refused", http: 503 },
+  STEAD_STORE_NOT_READABLE: { when: "the store exists but cannot be read (permissions, a damaged file)", action: "fix its permissions, or restore it from a backup", exit: "refused", http: 503 },
+  STEAD_STORE_NOT_WRITABLE: { when: "the store can be read but not written (permissions, a read-only file system)", action: "fix its permissions; read-only commands still work", exit: "refused", http: 503 },
+  STEAD_STORE_AUTH_FAILED: { when: "Postgres refused the credentials", action: "check the user and password in STEAD_DATABASE_URL (or `--store`)", exit: "refused", http: 503 },
+  STEAD_STORE_UNREACHABLE: { when: "the store cannot be reached (Postgres down, network)", action: "retry once it is reachable; nothing was written", exit: "store", http: 503 },
+  STEAD_STORE_LOST: { when: "the SQLite store file was deleted or replaced while in use", action: "put the store back; the worker stopped every run without writing", exit: "store", http: 503 },
+  STEAD_STORAGE_FULL: { when: "the store cannot write for lack of space", action: "free space where the store lives (or raise its size limit); held runs continue by themselves", exit: "store", http: 507 },
+  STEAD_INVALID_MUTATION: {
+    when: "a write sent to the store breaks its protocol (a bug in Stead, or in code that calls the store directly)",
+    action: "report it: it is a bug, not a fault of the data",
+    exit: "internal",
+    http: 500,
+  },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** Every user-facing failure is a SteadError with a stable `code`, the ids involved, and a `fix`. */
+export type SteadErrorCode = keyof typeof ERROR_CODES;
 
 export interface SteadErrorDetails {
   runId?: string;
@@ -75,17 +211,6 @@ export class SteadError extends Error {
   }
 }
 
-export class LeaseLostError extends SteadError {
-  constructor(runId: string, fence: number) {
-    super("STEAD_LEASE_LOST", `lease on run ${runId} (fence ${fence}) was lost: another worker owns the run now`, {
-      runId,
-      fence,
-      fix: "nothing to do: this worker stopped the run and the new owner continues it",
-    });
-    this.name = "LeaseLostError";
-  }
-}
-
 /**
  * The error a step's thrown value becomes in the journal, and the one replay throws again. Its
  * `code` is the original's when that was a Stead code (e.g. STEAD_OUTCOME_UNKNOWN for a skipped
@@ -98,47 +223,7 @@ export class StepFailedError extends SteadError {
   }
 }
 
-/** Keyed by the union, so a code added to SteadErrorCode and not here fails to compile. */
-const CODE_TABLE: Record<SteadErrorCode, true> = {
-  STEAD_BAD_INPUT: true,
-  STEAD_RUN_NOT_FOUND: true,
-  STEAD_WAIT_NOT_FOUND: true,
-  STEAD_HOLD_NOT_FOUND: true,
-  STEAD_STEP_NOT_FOUND: true,
-  STEAD_INVALID_STATE: true,
-  STEAD_LEASE_LOST: true,
-  STEAD_DUPLICATE_STEP_ID: true,
-  STEAD_PAYLOAD_TOO_LARGE: true,
-  STEAD_PAYLOAD_TOO_DEEP: true,
-  STEAD_NOT_SERIALIZABLE: true,
-  STEAD_NOT_A_STORE: true,
-  STEAD_STORE_TOO_NEW: true,
-  STEAD_STORE_MISSING: true,
-  STEAD_STORE_TOO_OLD: true,
-  STEAD_STORE_NOT_READABLE: true,
-  STEAD_STORE_NOT_WRITABLE: true,
-  STEAD_STORE_UNREACHABLE: true,
-  STEAD_STORE_AUTH_FAILED: true,
-  STEAD_STORE_LOST: true,
-  STEAD_STORAGE_FULL: true,
-  STEAD_IDEMPOTENCY_CONFLICT: true,
-  STEAD_DEFINITION_NOT_FOUND: true,
-  STEAD_DEFINITION_CHANGED: true,
-  STEAD_NONDETERMINISM: true,
-  STEAD_STEP_FAILED: true,
-  STEAD_OUTCOME_UNKNOWN: true,
-  STEAD_CHILD_FAILED: true,
-  STEAD_CANCELLED: true,
-  STEAD_TIMEOUT: true,
-  STEAD_AGENT_LIMIT: true,
-  STEAD_PROVIDER_UNAVAILABLE: true,
-  STEAD_PROVIDER_REJECTED: true,
-  STEAD_TOOL_FAILED: true,
-  STEAD_TURN_INTERRUPTED: true,
-  STEAD_RESTORE_FAILED: true,
-  STEAD_SNAPSHOT_NOT_FOUND: true,
-};
-const CODES: ReadonlySet<string> = new Set(Object.keys(CODE_TABLE));
+const CODES: ReadonlySet<string> = new Set(Object.keys(ERROR_CODES));
 
 export function isSteadCode(code: unknown): code is SteadErrorCode {
   return typeof code === "string" && CODES.has(code);

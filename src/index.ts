@@ -6,25 +6,31 @@
  *   await stead.start(triage, input);                  // any worker with `triage` runs it
  *   stead.worker({ definitions: [triage] }).start();
  */
-export { createStead, Stead } from "./engine/stead.js";
+export { createStead } from "./create-stead.js";
+export { Stead } from "./engine/stead.js";
 export type { SteadOptions, StartOptions, FollowOptions } from "./engine/stead.js";
 export { workflow, isDefinition } from "./engine/definition.js";
 export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
-export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision } from "./engine/context-types.js";
+export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision, Recovery } from "./engine/context-types.js";
 export type { RunInfo, StepView, WaitView, HoldView, EventView } from "./engine/views.js";
 export type { Explanation, WayOut } from "./engine/why.js";
 export type { ExecutionOutcome } from "./engine/execution/index.js";
 export { HOLD_CHOICES } from "./engine/holds.js";
 export type { ReleaseChoice } from "./engine/holds.js";
 export type { ReleaseOptions, Decision } from "./engine/admin.js";
+export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult } from "./engine/admin.js";
+export type { ControlOptions } from "./engine/control-options.js";
+export type { Replayable } from "./engine/idempotency.js";
 export { agent, LOOP_VERSION } from "./agent/definition.js";
-export type { AgentConfig, AgentDefinition, AgentInput, AgentOutput, AgentInitContext } from "./agent/definition.js";
+export type { AgentConfig, AgentDefinition, AgentInput, AgentOutput, AgentInitContext } from "./agent/definition-types.js";
 export { tool } from "./agent/tool.js";
 export { scriptedModel, lastUserText, toolResults, modelTurns } from "./agent/scripted-model.js";
 export type { ScriptedModelOptions, ScriptedTurn, ScriptedToolCall, PromptToolResult } from "./agent/scripted-model.js";
 export type { ToolOptions, ToolDefinition, ToolContext, ToolCallInfo } from "./agent/tool.js";
 export type { ToolApprovalRequest, ToolDecision } from "./agent/approvals.js";
-export type { Recovery } from "./engine/internals.js";
+// Load-bearing for users' types: this module declares the tool fields (`input`, `scope`) into
+// `Decision`; without a reference to it from here, `approve(…, { input })` fails to type-check.
+export type { ToolDecisionOptions } from "./agent/tool-decisions.js";
 export { Session } from "./engine/sessions.js";
 export type { SessionView, TurnOutcome } from "./engine/sessions.js";
 export { Worker } from "./worker/worker.js";
@@ -33,10 +39,13 @@ export type { WorkspaceOptions } from "./engine/run-workspace.js";
 export { checkWorkspace, gcWorkspaces, restoreSnapshot, diffSnapshots } from "./workspace/index.js";
 export type { GcOptions, GcResult, ScanOptions, SettleOptions, WorkspacePolicy } from "./workspace/index.js";
 export type { WorkerOptions } from "./worker/worker.js";
-export { SteadError, LeaseLostError, StepFailedError, isSteadError } from "./errors.js";
-export type { SteadErrorCode } from "./errors.js";
+export { SteadError, StepFailedError, isSteadError, ERROR_CODES } from "./errors.js";
+export type { SteadErrorCode, ErrorCodeInfo } from "./errors.js";
 export { openStore, SqliteStore, openSqliteStore, DEFAULT_SQLITE_PATH, TERMINAL_STATUSES, PostgresStore, openPostgresStore } from "./store/index.js";
 export type { SqliteStoreOptions, PostgresStoreOptions } from "./store/index.js";
-export type * from "./store/types.js";
+// The store's shapes a user names: the interface to pass as `store`, and the kinds and statuses
+// the views report. The write protocol (mutations, units, claims, leases, transfer rows) is not
+// public: it is the store's contract with the engine, free to change with either.
+export type { Store, RunStatus, StepKind, StepStatus, WaitKind, WaitStatus, HoldKind, HoldStatus } from "./store/index.js";
 export { exportStore, importStore, verifyStores } from "./store/transfer/index.js";
 export type { ExportOptions, ExportSummary, ImportOptions, ImportSummary, StoreComparison } from "./store/transfer/index.js";

@@ -116,7 +116,7 @@ describe("a tool call that needs approval", () => {
     expect((await eventsOf(stead, run.id, "approval.approved"))[0]?.data).toMatchObject({ by: "ann", edited: true });
   });
 
-  it("an edit that fails the schema is refused with STEAD_BAD_INPUT naming the problem; the wait stays open, nothing is written", async () => {
+  it("an edit that fails the schema is refused with STEAD_SCHEMA_MISMATCH naming the problem; the wait stays open, nothing is written", async () => {
     const { s, def, ran } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
@@ -129,7 +129,7 @@ describe("a tool call that needs approval", () => {
       ["prod", /must be object/],
     ] as const) {
       const e = await caught(() => stead.approve(run.id, "approve:c1", { by: "ann", input }));
-      expect(e).toMatchObject({ code: "STEAD_BAD_INPUT", message: expect.stringMatching(problem) as string });
+      expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(problem) as string });
       expect((e as Error).message).toContain("the edited arguments for deploy do not match its input schema");
     }
     expect(await snapshot(stead, run.id)).toEqual(before);
@@ -164,9 +164,9 @@ describe("a tool call that needs approval", () => {
     const stead = h.create();
     const run = await parked(stead, def, s);
     const before = await snapshot(stead, run.id);
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_BAD_INPUT" });
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", scope: "run" }))).toMatchObject({ code: "STEAD_BAD_INPUT" });
-    expect(await caught(() => stead.approve(run.id, "approve:c1", { scope: "forever" as never }))).toMatchObject({ code: "STEAD_BAD_INPUT", message: expect.stringContaining('unknown scope "forever"') as string });
+    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.approve(run.id, "approve:c1", { scope: "forever" as never }))).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining('unknown scope "forever"') as string });
     expect(await snapshot(stead, run.id)).toEqual(before);
   });
 
@@ -227,9 +227,9 @@ describe("a tool call that needs approval", () => {
     expect(run.status).toBe("waiting");
     const before = await snapshot(stead, run.id);
     const edit = await caught(() => stead.approve(run.id, "ship", { input: { item: "car" } }));
-    expect(edit).toMatchObject({ code: "STEAD_BAD_INPUT", message: expect.stringContaining('"ship" on run') as string });
+    expect(edit).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining('"ship" on run') as string });
     expect((edit as Error).message).toContain("is not a tool approval");
-    expect(await caught(() => stead.approve(run.id, "ship", { scope: "run" }))).toMatchObject({ code: "STEAD_BAD_INPUT" });
+    expect(await caught(() => stead.approve(run.id, "ship", { scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
     expect(await snapshot(stead, run.id)).toEqual(before);
     await stead.approve(run.id, "ship", { by: "ann" });
     expect((await stead.follow(run.id, [flow], FAST_FOLLOW)).output).toBe("shipped book");

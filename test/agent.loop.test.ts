@@ -316,14 +316,14 @@ describe("limits", () => {
 });
 
 describe("bad input", () => {
-  it("a prompt that is neither a string nor { prompt } fails the run with STEAD_BAD_INPUT before any model call", async () => {
+  it("a prompt that is neither a string nor { prompt } fails the run with STEAD_SCHEMA_MISMATCH before any model call", async () => {
     const s = await server(() => reply.text("hi"));
     const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
     for (const input of [42, { text: "hi" }, { prompt: 7 }, null]) {
       const run = await stead.run(talker, input as never, FAST_FOLLOW);
       expect(run.status).toBe("failed");
-      expect(run.error).toMatchObject({ code: "STEAD_BAD_INPUT", message: expect.stringMatching(/agent talker needs a prompt: a string or \{ prompt: string \}/) as string });
+      expect(run.error).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(/agent talker needs a prompt: a string or \{ prompt: string \}/) as string });
     }
     expect(s.requests).toHaveLength(0);
     const ok = await stead.run(talker, { prompt: "hello there" }, FAST_FOLLOW);
@@ -336,7 +336,7 @@ describe("bad input", () => {
     const model = providerModel(s.url);
     const bad = async (make: () => unknown, message: RegExp) => {
       const e = await caught(() => Promise.resolve().then(make));
-      expect(e).toMatchObject({ code: "STEAD_BAD_INPUT", message: expect.stringMatching(message) as string });
+      expect(e).toMatchObject({ code: "STEAD_INVALID_DEFINITION", message: expect.stringMatching(message) as string });
     };
     await bad(() => agent("no spaces allowed", { model }), /invalid agent name "no spaces allowed"/);
     await bad(() => agent("a", { model: "gpt-4o" as never }), /model "gpt-4o" is a string id/);

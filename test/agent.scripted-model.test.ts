@@ -187,7 +187,7 @@ describe("scriptedModel", () => {
     for (const respond of bad) {
       const e = await caught(async () => scriptedModel({ respond }).doGenerate({ prompt: [user("x")] }));
       expect(e).toBeInstanceOf(SteadError);
-      expect((e as SteadError).code).toBe("STEAD_BAD_INPUT");
+      expect((e as SteadError).code).toBe("STEAD_INVALID_DEFINITION");
       expect((e as SteadError).fix).toBeTruthy();
     }
   });

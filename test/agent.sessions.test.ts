@@ -247,7 +247,7 @@ describe("sessions", () => {
     const stead = h.create();
     await stead.session(chat(s.url), "s6").send("hi");
     const other = agent("other", { model: providerModel(s.url) });
-    await expect(stead.session(other, "s6").send("hi")).rejects.toMatchObject({ code: "STEAD_BAD_INPUT", message: 'session s6 belongs to "chat", not "other"' });
+    await expect(stead.session(other, "s6").send("hi")).rejects.toMatchObject({ code: "STEAD_ID_TAKEN", message: 'session s6 belongs to "chat", not "other"' });
     expect(() => stead.session(other, "bad id!")).toThrow(/invalid session id/);
   });
 });

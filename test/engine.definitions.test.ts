@@ -35,7 +35,7 @@ describe("definitions with a duplicate name", () => {
     const e = await caught(() => stead.run(one, null, { ...FAST_FOLLOW, definitions: [child, other] }));
     expect(rowsOf(stead.store.location)).toEqual({ runs: [], events: [] });
     expect(e).toBeInstanceOf(SteadError);
-    expect((e as SteadError).code).toBe("STEAD_BAD_INPUT");
+    expect((e as SteadError).code).toBe("STEAD_INVALID_DEFINITION");
     expect((e as SteadError).message).toBe('two of the given definitions are named "dup-name"');
   });
 

@@ -65,7 +65,8 @@ for (const store of ["sqlite", "postgres"] as const) {
 
     it("frozen from outside for well past its lease while busy, once continued it starts no step the other worker completed", async () => {
       const ids = Array.from({ length: 6 }, (_, i) => `b${i}`);
-      const input = { steps: 60, delayMs: 15, jitterMs: 20, logStarts: true };
+      // Long enough (about 6 s) that the runs are still under way when the other worker is up, however slowly it starts.
+      const input = { steps: 240, delayMs: 15, jitterMs: 20, logStarts: true };
       const busy = box.spawn(config({ leaseMs: 1500, concurrency: ids.length, start: ids.map((id) => ({ id, workflow: "many", input })) }));
       await busy.started();
       await box.waitForEffect((l) => l.stepId === "s05" && l.phase === "done", "the runs to be under way", 20_000);

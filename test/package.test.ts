@@ -3,8 +3,8 @@
  * project (CommonJS: no "type" field) that has an ESM sub-folder of its own. In both folders the
  * README's workflow is started with the project's own `stead`, SIGKILLed mid-run and finished by
  * `stead worker`; an offline agent is cut off the same way and finished; `require("stead")`,
- * `import("stead")` and the CLI's engine share one SteadError class; the types resolve under both
- * conditions.
+ * `import("stead")` and the CLI's engine share one SteadError class; `stead/conformance` loads under
+ * both without a test runner; the types resolve under both conditions.
  * Node runs with require(esm) switched off where it has the switch, so nothing relies on it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -163,6 +163,35 @@ const cjs = createRequire(import.meta.url)("stead");
 if (Named !== esm.SteadError) throw new Error("named and namespace imports differ");
 ${CHECK_BODY}`;
 
+// The conformance suite as a third store's project loads it: with stub test functions that only
+// count what it registers (no test runner is installed in the project).
+const CONFORMANCE_BODY = `
+const counted = (mod) => {
+  const seen = { cases: 0, skipped: 0, suites: 0, hooks: 0 };
+  const it = Object.assign(() => void seen.cases++, { skip: () => void seen.skipped++ });
+  const expect = Object.assign(() => ({}), { any: () => ({}) });
+  mod.describeStoreConformance(
+    { name: "stub", open: () => Promise.reject(new Error("not run")), dispose: () => Promise.resolve() },
+    { describe: (_name, body) => { seen.suites++; body(); }, it, expect, beforeEach: () => void seen.hooks++, afterEach: () => void seen.hooks++ },
+  );
+  return seen;
+};
+console.log(JSON.stringify({
+  same: cjs.describeStoreConformance === esm.describeStoreConformance,
+  cjs: counted(cjs),
+  esm: counted(esm),
+  runners: ["vitest", "jest", "mocha"].filter((m) => { try { require.resolve(m); return true; } catch { return false; } }),
+}));
+`;
+const CONFORMANCE_CJS = `const cjs = require("stead/conformance");
+import("stead/conformance").then((esm) => {${CONFORMANCE_BODY}});
+`;
+const CONFORMANCE_ESM = `import { createRequire } from "node:module";
+import * as esm from "stead/conformance";
+const require = createRequire(import.meta.url);
+const cjs = require("stead/conformance");
+${CONFORMANCE_BODY}`;
+
 let dir = "";
 let app = "";
 const BIN = () => join(app, "node_modules", ".bin", "stead");
@@ -222,6 +251,8 @@ beforeAll(async () => {
   }
   writeFileSync(join(app, "check.js"), CHECK_CJS);
   writeFileSync(join(esm, "check.js"), CHECK_ESM);
+  writeFileSync(join(app, "conformance.js"), CONFORMANCE_CJS);
+  writeFileSync(join(esm, "conformance.js"), CONFORMANCE_ESM);
 }, 90_000);
 
 afterAll(() => {
@@ -249,13 +280,28 @@ describe("the packed package in a fresh npm project", () => {
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const seen = JSON.parse(r.stdout) as Record<string, unknown>;
-      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_BAD_INPUT", "STEAD_BAD_INPUT"], missingInEsm: [] });
+      expect(seen).toMatchObject({ sameClass: true, cjsErrorIsEsmClass: true, esmErrorIsCjsClass: true, codes: ["STEAD_INVALID_DEFINITION", "STEAD_INVALID_DEFINITION"], missingInEsm: [] });
       expect(seen.exported).toBeGreaterThan(20);
       if (REQUIRE_ESM_SWITCH) expect(seen.requireModule).toBe(false);
 
       const probe = await run(BIN(), ["run", "./probe.ts", "--store", join(folder(), "probe.db")], folder());
       expect(probe.code).toBe(0);
       expect(lines(probe.stdout).at(-1)).toBe(JSON.stringify({ instance: true, code: "STEAD_DUPLICATE_STEP_ID" }));
+    });
+
+    it("stead/conformance loads under require and import as one module, and registers its cases through the test functions it is given", async () => {
+      const r = await run(process.execPath, ["conformance.js"], folder());
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      type Seen = { cases: number; skipped: number; suites: number; hooks: number };
+      const seen = JSON.parse(r.stdout) as { same: boolean; cjs: Seen; esm: Seen; runners: string[] };
+      expect(seen.same).toBe(true);
+      expect(seen.runners).toEqual([]);
+      expect(seen.esm).toEqual(seen.cjs);
+      // One describe per concern inside the store's own.
+      expect(seen.cjs.suites).toBeGreaterThan(10);
+      expect(seen.cjs.cases + seen.cjs.skipped).toBeGreaterThan(60);
+      expect(seen.cjs.hooks).toBeGreaterThanOrEqual(2);
     });
 
     it("the README's workflow and an agent, SIGKILLed mid-run, are finished by `stead worker` without repeating a completed step", async () => {
@@ -324,7 +370,12 @@ describe("the packed package in a fresh npm project", () => {
       }),
     );
     // Each file's format decides the condition it resolves "stead" with ("require" here, "import" in esm/).
-    const probe = `import { SteadError, workflow } from "stead";\nconst e: SteadError = new SteadError("STEAD_BAD_INPUT", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n`;
+    // The last line: a decision's tool fields, declared by the agent layer into the engine's Decision, reach a user under both.
+    const probe =
+      `import { SteadError, workflow, type Stead, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
+      `const e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
+      `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n` +
+      `export const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);
     const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], app, { timeoutMs: 40_000 });
@@ -333,5 +384,9 @@ describe("the packed package in a fresh npm project", () => {
     const resolved = (from: string) => new RegExp(`======== Module name 'stead' was successfully resolved to '([^']+)'`).exec(r.stdout.slice(r.stdout.indexOf(`Resolving module 'stead' from '${join(app, from)}'`)))?.[1];
     expect(resolved("types-cjs.ts")).toBe(join(app, "node_modules", "stead", "dist", "index.d.ts"));
     expect(resolved("esm/types-esm.ts")).toBe(join(app, "node_modules", "stead", "dist", "index.d.mts"));
+    const resolvedConformance = (from: string) =>
+      new RegExp(`======== Module name 'stead/conformance' was successfully resolved to '([^']+)'`).exec(r.stdout.slice(r.stdout.indexOf(`Resolving module 'stead/conformance' from '${join(app, from)}'`)))?.[1];
+    expect(resolvedConformance("types-cjs.ts")).toBe(join(app, "node_modules", "stead", "dist", "conformance.d.ts"));
+    expect(resolvedConformance("esm/types-esm.ts")).toBe(join(app, "node_modules", "stead", "dist", "conformance.d.mts"));
   });
 });

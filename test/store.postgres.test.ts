@@ -3,40 +3,69 @@
  * Postgres has: refusing bad URLs and foreign databases, concurrent migrations, and a server that
  * restarts under the store.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SteadError } from "../src/errors.js";
 import { openStore } from "../src/store/index.js";
 import pg from "pg";
 import { LATEST_VERSION, MIGRATIONS, PostgresStore, type PostgresStoreOptions } from "../src/store/postgres/index.js";
 import { WAKE_CHANNEL } from "../src/store/postgres/migrations.js";
-import type { NewRun } from "../src/store/types.js";
-import { describeStoreConformance, type StoreFactory } from "./conformance/store-conformance.js";
-import { describeControlKeyConformance } from "./conformance/control-keys.js";
+import type { NewRun, Store } from "../src/store/types.js";
+import type { WorkerPresence } from "../src/store/ports/worker-presence.js";
+import { describeStoreConformance, type StoreFactory } from "../src/store/conformance/index.js";
 import { caught, waitUntil } from "./helpers/waiting.js";
 import { databaseExists, withClient, withDatabase } from "./setup/databases.js";
 import { freePort } from "./setup/embedded-server.js";
 import { freshDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
 
-const factory: StoreFactory = async () => {
-  const db = await freshDatabase("conformance");
-  const store = new PostgresStore({ connectionString: db.url });
-  await store.migrate();
-  return {
-    store,
-    async reopen() {
-      const other = new PostgresStore({ connectionString: db.url, create: false });
-      await other.migrate();
-      return other;
-    },
-    async cleanup() {
-      await store.close();
-      await db.drop();
-    },
-  };
+/** Each store's database, to reopen it and drop it. */
+const databases = new Map<Store, TestDatabase>();
+
+const factory: StoreFactory = {
+  name: "postgres",
+  workerPresence: true,
+  async open() {
+    const db = await freshDatabase("conformance");
+    const store = new PostgresStore({ connectionString: db.url });
+    databases.set(store, db);
+    await store.migrate();
+    return store;
+  },
+  async reopen(store) {
+    const db = databases.get(store);
+    if (!db) throw new Error("reopen of a store this factory did not open");
+    const other = new PostgresStore({ connectionString: db.url, create: false });
+    await other.migrate();
+    return other;
+  },
+  async dispose(store) {
+    await store.close();
+    await databases.get(store)?.drop();
+    databases.delete(store);
+  },
+  // Only the connection holding the worker's liveness lock goes; the store's pool stays up.
+  async dropPresence(store, workerId) {
+    const db = databases.get(store);
+    if (!db) throw new Error("dropPresence on a store this factory did not open");
+    const n = await withClient(db.url, async (c) => {
+      const res = await c.query(
+        `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND l.classid = ((hashtextextended($1, 0) >> 32) & 4294967295)::oid
+           AND l.objid = (hashtextextended($1, 0) & 4294967295)::oid`,
+        [workerId],
+      );
+      return res.rowCount;
+    });
+    expect(n, "backends holding the presence").toBe(1);
+  },
 };
 
-describeStoreConformance("postgres", factory);
-describeControlKeyConformance("postgres", factory);
+describeStoreConformance(factory, { describe, it, expect, beforeEach, afterEach });
+
+// Its optional port is not optional here: the factory's workerPresence says so, and so do the types.
+const _hasPresence: PostgresStore extends WorkerPresence ? true : never = true;
+void _hasPresence;
 
 function newRun(id: string): NewRun {
   return { id, definition: "def-a", module: null, fingerprint: "fp", input: JSON.stringify({ id }), createdAt: Date.now() };

@@ -4,33 +4,38 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SteadError } from "../src/errors.js";
 import { LATEST_VERSION, SqliteStore, type SqliteStoreOptions } from "../src/store/sqlite/index.js";
-import { describeStoreConformance, type StoreFactory } from "./conformance/store-conformance.js";
-import { describeControlKeyConformance } from "./conformance/control-keys.js";
+import { describeStoreConformance, type StoreFactory } from "../src/store/conformance/index.js";
+import type { Store } from "../src/store/types.js";
 import { tempDir, tempStorePath } from "./helpers/temp-store.js";
 
-const factory: StoreFactory = async () => {
-  const t = tempStorePath();
-  const store = new SqliteStore({ path: t.path });
-  await store.migrate();
-  return {
-    store,
-    async reopen() {
-      const other = new SqliteStore({ path: t.path, create: false });
-      await other.migrate();
-      return other;
-    },
-    async cleanup() {
-      await store.close();
-      t.remove();
-    },
-  };
+/** Each store's file, to reopen it and remove it. */
+const files = new Map<Store, ReturnType<typeof tempStorePath>>();
+
+const factory: StoreFactory = {
+  name: "sqlite",
+  async open() {
+    const t = tempStorePath();
+    const store = new SqliteStore({ path: t.path });
+    files.set(store, t);
+    await store.migrate();
+    return store;
+  },
+  async reopen(store) {
+    const other = new SqliteStore({ path: store.location, create: false });
+    await other.migrate();
+    return other;
+  },
+  async dispose(store) {
+    await store.close();
+    files.get(store)?.remove();
+    files.delete(store);
+  },
 };
 
-describeStoreConformance("sqlite", factory);
-describeControlKeyConformance("sqlite", factory);
+describeStoreConformance(factory, { describe, it, expect, beforeEach, afterEach });
 
 describe("SQLite store specifics", () => {
   const dirs: { remove(): void }[] = [];

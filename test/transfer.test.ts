@@ -494,7 +494,7 @@ describe("refusals", () => {
     await other.start(simple, { note: "mine" }, { id: "mine-1" });
     const before = await digestStore(target);
     const e = await caught(() => importStore(target, textSource(dump1)));
-    expectRefusal(e, "STEAD_BAD_INPUT", /already holds runs \(run mine-1/);
+    expectRefusal(e, "STEAD_INVALID_STATE", /already holds runs \(run mine-1/);
     expect((e as SteadError).fix).toMatch(/empty store/);
     expect(await digestStore(target)).toEqual(before);
   });
@@ -519,7 +519,7 @@ describe("refusals", () => {
     const db = await pgDatabase("xfer-refuse");
     const target = pgStore(db);
     const e = await caught(() => importStore(target, textSource(spoiled), { name: "spoiled.dump" }));
-    expectRefusal(e, "STEAD_BAD_INPUT", message);
+    expectRefusal(e, "STEAD_BAD_DUMP", message);
     expect((e as SteadError).message).toContain("spoiled.dump");
     await expectUntouched(db);
   });
@@ -528,7 +528,7 @@ describe("refusals", () => {
     const target = sqliteStore();
     await target.migrate();
     const e = await caught(() => importStore(target, Readable.from([dump1.replace('"ann"', '"anne"')])));
-    expectRefusal(e, "STEAD_BAD_INPUT", /is corrupted/);
+    expectRefusal(e, "STEAD_BAD_DUMP", /is corrupted/);
     await expectEmpty(target);
   });
 
@@ -584,6 +584,6 @@ describe("refusals", () => {
     expectRefusal(e, "STEAD_INVALID_STATE", /changed during the export \(runs: 1 rows in the first read, 2 in the second/);
     expect(text).not.toContain("stead-export-end");
     const e2 = await caught(() => importStore(sqliteStore(), textSource(text)));
-    expectRefusal(e2, "STEAD_BAD_INPUT", /truncated/);
+    expectRefusal(e2, "STEAD_BAD_DUMP", /truncated/);
   });
 });

@@ -227,8 +227,8 @@ describe("workspace paths and checkpoint metadata", () => {
     const { root } = await setup();
     writeTree(root, { "f.txt": "f" });
     expect(checkWorkspace(root)).toBe(root);
-    expect(() => checkWorkspace(join(root, "nope"))).toThrow(expect.objectContaining({ code: "STEAD_BAD_INPUT", message: `workspace ${join(root, "nope")} does not exist`, fix: "pass the path of an existing directory as the workspace" }) as Error);
-    expect(() => checkWorkspace(join(root, "f.txt"))).toThrow(expect.objectContaining({ code: "STEAD_BAD_INPUT", message: `workspace ${join(root, "f.txt")} is not a directory` }) as Error);
+    expect(() => checkWorkspace(join(root, "nope"))).toThrow(expect.objectContaining({ code: "STEAD_BAD_PATH", message: `workspace ${join(root, "nope")} does not exist`, fix: "pass the path of an existing directory as the workspace" }) as Error);
+    expect(() => checkWorkspace(join(root, "f.txt"))).toThrow(expect.objectContaining({ code: "STEAD_BAD_PATH", message: `workspace ${join(root, "f.txt")} is not a directory` }) as Error);
   });
 
   it("checkpoint metadata is stored beside the snapshot, after redaction, up to 4 KB; more is refused, never truncated", async () => {
@@ -242,6 +242,6 @@ describe("workspace paths and checkpoint metadata", () => {
     expect(encodeCheckpoint(undefined)).toBeNull();
     expect(encodeCheckpoint({ k: "x".repeat(4096 - 8) })).toHaveLength(4096);
     expect(() => encodeCheckpoint({ k: "x".repeat(4096 - 7) }, undefined, "r1")).toThrow(expect.objectContaining({ code: "STEAD_PAYLOAD_TOO_LARGE", runId: "r1" }) as Error);
-    expect(() => encodeCheckpoint({ n: 1 as unknown as string })).toThrow(expect.objectContaining({ code: "STEAD_BAD_INPUT" }) as Error);
+    expect(() => encodeCheckpoint({ n: 1 as unknown as string })).toThrow(expect.objectContaining({ code: "STEAD_BAD_OPTION" }) as Error);
   });
 });

@@ -377,18 +377,18 @@ describe("a bad workspace path", () => {
   it.each([
     ["a missing directory", () => "/no/such/dir", /workspace \/no\/such\/dir does not exist/],
     ["a file", (dir: string) => join(dir, "README.md"), /workspace .*README\.md is not a directory/],
-  ])("%s: STEAD_BAD_INPUT naming the path, and no run is created", async (_what, path, message) => {
+  ])("%s: STEAD_BAD_PATH naming the path, and no run is created", async (_what, path, message) => {
     const dir = workspaceDir(SEED);
     const stead = h.create();
     await stead.ready();
     const e = await caught(() => stead.start(wf, null, { workspace: path(dir), id: "never" }));
-    expect(e).toMatchObject({ code: "STEAD_BAD_INPUT", details: { path: path(dir) } });
+    expect(e).toMatchObject({ code: "STEAD_BAD_PATH", details: { path: path(dir) } });
     expect((e as Error).message).toMatch(message);
     expect(await stead.store.getRun("never")).toBeUndefined();
     expect(await stead.store.listRuns({})).toEqual([]);
     expect(await stead.store.events({})).toEqual([]);
     const run = await caught(() => stead.run(wf, null, { ...FAST_FOLLOW, workspace: path(dir) }));
-    expect(run).toMatchObject({ code: "STEAD_BAD_INPUT" });
+    expect(run).toMatchObject({ code: "STEAD_BAD_PATH" });
     expect(await stead.store.listRuns({})).toEqual([]);
   });
 

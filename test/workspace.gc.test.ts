@@ -115,7 +115,7 @@ describe("gc", () => {
     await tick(store);
     expect(await gcWorkspaces(store, { graceMs: 0 })).toMatchObject({ blobsDeleted: 2 });
     await commitCapture(store, "a", second);
-    await expect(restoreSnapshot(store, second.snapshot, join(dir, "broken"))).rejects.toMatchObject({ code: "STEAD_INVALID_STATE" });
+    await expect(restoreSnapshot(store, second.snapshot, join(dir, "broken"))).rejects.toMatchObject({ code: "STEAD_SNAPSHOT_DAMAGED" });
   });
 
   it("a capture relying on an old unreferenced blob touches it, so gc spares it (SQLite: touch marks older than a minute are refreshed)", async () => {

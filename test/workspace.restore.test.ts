@@ -86,8 +86,8 @@ describe("restore into a missing or empty directory", () => {
     const file = join(scratch, "file.txt");
     writeFileSync(file, "x");
     const before = readdirSync(scratch).sort();
-    await expect(restoreSnapshot(store, snap.snapshot, busy)).rejects.toMatchObject({ code: "STEAD_BAD_INPUT", message: `restore target ${busy} is not empty` });
-    await expect(restoreSnapshot(store, snap.snapshot, file)).rejects.toMatchObject({ code: "STEAD_BAD_INPUT", message: `restore target ${file} is not a directory` });
+    await expect(restoreSnapshot(store, snap.snapshot, busy)).rejects.toMatchObject({ code: "STEAD_BAD_PATH", message: `restore target ${busy} is not empty` });
+    await expect(restoreSnapshot(store, snap.snapshot, file)).rejects.toMatchObject({ code: "STEAD_BAD_PATH", message: `restore target ${file} is not a directory` });
     expect(listTree(busy)).toEqual({ "mine.txt": "file 644 keep me" });
     expect(readdirSync(scratch).sort()).toEqual(before);
   });

@@ -1,72 +1,24 @@
 import { createHash } from "node:crypto";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import type { WorkflowContext } from "../engine/context-types.js";
-import { DEFINITION, DEFINITION_NAME, callerModule, type WorkflowDefinition } from "../engine/definition.js";
-import type { Recovery } from "../engine/internals.js";
+import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definition.js";
+import { portedDefinition } from "../engine/port.js";
+import type { AgentConfig, AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import { runAgent } from "./run.js";
-import type { AnyTool } from "./tool.js";
 
 /** Bumped when the loop's journal layout changes: runs recorded under another version are held `definition_changed`. */
 export const LOOP_VERSION = "agent-loop/1";
 
-export interface AgentInitContext {
-  runId: string;
-  recovery: Recovery;
-  signal: AbortSignal;
-  /** The run's workspace directory, already brought to its last completed step; null without one. */
-  workspace: string | null;
-}
-
-export interface AgentConfig {
-  /** An AI SDK language model, or several in failover order. */
-  model: LanguageModelV3 | readonly LanguageModelV3[];
-  instructions?: string;
-  tools?: Record<string, AnyTool>;
-  /** Model calls per run (each call and the tool calls it asks for is one loop turn). Default 20. */
-  maxTurns?: number;
-  /** Journaled model and tool calls per run. Default 200. */
-  maxSteps?: number;
-  /** Input plus output tokens per run, as the provider reports them. Default: no budget. */
-  tokenBudget?: number;
-  /** A session turn cut off by a crash: "resume" (default) continues it; "interrupt" ends it as interrupted. */
-  onInterrupt?: "resume" | "interrupt";
-  /** Called once per process that executes a run, before the loop (reconnect external resources here). */
-  init?: (ctx: AgentInitContext) => Promise<void> | void;
-  /** Transient provider failures (network, 5xx, 529) per model call: tries and backoff. */
-  retry?: { attempts?: number; baseMs?: number; maxMs?: number };
-  /** A stream silent for this long is cut and retried as a transient failure. Default 60 000 ms. */
-  idleTimeoutMs?: number;
-  temperature?: number;
-  maxOutputTokens?: number;
-}
-
-export type AgentInput = string | { prompt: string };
-
-export interface AgentOutput {
-  text: string;
-  finishReason: string;
-  modelCalls: number;
-  toolCalls: number;
-  usage: { inputTokens: number; outputTokens: number };
-}
-
-export interface AgentDefinition extends WorkflowDefinition<AgentInput, AgentOutput> {
-  readonly kind: "agent";
-  readonly config: Readonly<AgentConfig>;
-  readonly models: readonly LanguageModelV3[];
-}
-
 export function agent(name: string, config: AgentConfig): AgentDefinition {
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid agent name ${JSON.stringify(name)}`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `invalid agent name ${JSON.stringify(name)}`, {
       fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
     });
   }
   const models = checkModels(name, config?.model);
   for (const [toolName, t] of Object.entries(config.tools ?? {})) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(toolName) || typeof t?.run !== "function" || !t.jsonSchema) {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: tool "${toolName}" is not a tool() with a name of 1-64 letters, digits, '_' or '-'`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: tool "${toolName}" is not a tool() with a name of 1-64 letters, digits, '_' or '-'`, {
         fix: "tools: { readFile: tool({ input: z.object({ path: z.string() }), run: ... }) }",
       });
     }
@@ -74,25 +26,31 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
   for (const k of ["maxTurns", "maxSteps", "tokenBudget"] as const) {
     const v = config[k];
     if (v !== undefined && (!Number.isInteger(v) || v < 1)) {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: ${k} must be a positive integer, got ${String(v)}`, { fix: `omit ${k} for the default` });
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: ${k} must be a positive integer, got ${String(v)}`, { fix: `omit ${k} for the default` });
     }
   }
   const module = callerModule(agent);
   let fp: string | undefined;
-  const def: AgentDefinition = {
-    [DEFINITION]: true,
-    kind: "agent",
-    name,
-    module,
-    config,
-    models,
-    onInterrupt: config.onInterrupt ?? "resume",
-    fn: (ctx: WorkflowContext, input: AgentInput) => runAgent(def, ctx, input),
-    fingerprint() {
-      fp ??= agentFingerprint(models, config);
-      return fp;
+  const def: AgentDefinition = portedDefinition<AgentInput, AgentOutput, AgentDefinition>(
+    {
+      [DEFINITION]: true,
+      kind: "agent",
+      name,
+      module,
+      config,
+      models,
+      onInterrupt: config.onInterrupt ?? "resume",
+      fingerprint() {
+        fp ??= agentFingerprint(models, config);
+        return fp;
+      },
     },
-  };
+    (ctx, input, port) => runAgent(def, ctx, input, port),
+    () =>
+      new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} runs only as a run of its own: its function cannot be called directly`, {
+        fix: `run it with ctx.agent("<id>", ${name}, input) inside a workflow, stead.start(${name}, input) or a session`,
+      }),
+  );
   return def;
 }
 
@@ -111,21 +69,21 @@ function agentFingerprint(models: readonly LanguageModelV3[], config: AgentConfi
 
 function checkModels(name: string, model: unknown): LanguageModelV3[] {
   const list = Array.isArray(model) ? (model as unknown[]) : [model];
-  if (list.length === 0) throw new SteadError("STEAD_BAD_INPUT", `agent ${name} has no model`, { fix: "pass model: a language model, or a list in failover order" });
+  if (list.length === 0) throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} has no model`, { fix: "pass model: a language model, or a list in failover order" });
   return list.map((m, i) => {
     if (typeof m === "string") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model ${JSON.stringify(m)} is a string id; Stead needs a model object`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model ${JSON.stringify(m)} is a string id; Stead needs a model object`, {
         fix: 'create it with a provider package, e.g. createOpenAICompatible({ ... }).chatModel("model-id") or openai("gpt-4o")',
       });
     }
     const o = m as Partial<LanguageModelV3> | null;
     if (!o || typeof o !== "object" || typeof o.doStream !== "function" || typeof o.modelId !== "string") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model #${i + 1} is not an AI SDK language model`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model #${i + 1} is not an AI SDK language model`, {
         fix: "pass a LanguageModel from an AI SDK provider package (specification v3)",
       });
     }
     if (o.specificationVersion !== "v3") {
-      throw new SteadError("STEAD_BAD_INPUT", `agent ${name}: model ${o.modelId} implements specification ${String(o.specificationVersion)}, Stead needs v3`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `agent ${name}: model ${o.modelId} implements specification ${String(o.specificationVersion)}, Stead needs v3`, {
         fix: "upgrade the provider package to a version for ai@6 (@ai-sdk/provider@3)",
       });
     }

@@ -1,5 +1,5 @@
-import type { StepInfo } from "../engine/context-types.js";
-import type { EngineStepOptions, Recovery } from "../engine/internals.js";
+import type { Recovery, StepInfo } from "../engine/context-types.js";
+import type { EngineStepOptions } from "../engine/port.js";
 import type { EventWrite } from "../store/types.js";
 
 /**

@@ -2,10 +2,10 @@ import type { LanguageModelV3Message } from "@ai-sdk/provider";
 import { StepFailedError } from "../errors.js";
 import { decodeError, decodePayload } from "../engine/payload.js";
 import type { RunRow, StepRow } from "../store/types.js";
-import type { AgentDefinition, AgentInput } from "./definition.js";
+import type { AgentDefinition, AgentInput } from "./definition-types.js";
 import { JournalEnd, type LoopDriver } from "./driver.js";
 import { agentLoop, closeTranscript, newTranscript } from "./loop.js";
-import { promptOf } from "./run.js";
+import { promptOf } from "./prompt.js";
 
 /**
  * The transcript of a session's earlier turns, rebuilt from their journals by running the loop

@@ -1,6 +1,6 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3FunctionTool, LanguageModelV3Message } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import type { AgentDefinition, AgentOutput } from "./definition.js";
+import type { AgentDefinition, AgentOutput } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
 import { INTERRUPTED_RESULT, assistantMessage, errorOutput, responseText, toolCalls, toolMessage, userMessage, type ModelResponse, type ToolResult } from "./messages.js";
 import { modelCall } from "./model-step.js";

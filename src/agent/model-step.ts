@@ -1,7 +1,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import { SteadError, errorMessage } from "../errors.js";
 import type { StepInfo } from "../engine/context-types.js";
-import type { AgentDefinition } from "./definition.js";
+import type { AgentDefinition } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
 import type { ModelResponse, ModelStepOutput } from "./messages.js";
 import { streamOnce } from "./model-stream.js";

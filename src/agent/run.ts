@@ -1,17 +1,16 @@
 import type { LanguageModelV3Message } from "@ai-sdk/provider";
-import { SteadError } from "../errors.js";
 import type { WorkflowContext } from "../engine/context-types.js";
-import { engineOf, type EngineInternals } from "../engine/internals.js";
-import type { AgentDefinition, AgentInput, AgentOutput } from "./definition.js";
+import { outputRef } from "../engine/output-refs.js";
+import type { EnginePort } from "../engine/port.js";
+import type { AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
 import { turnHistory } from "./history.js";
 import { agentLoop, newTranscript } from "./loop.js";
 import type { ModelResponse } from "./messages.js";
-import { outputRef } from "../engine/output-refs.js";
+import { promptOf } from "./prompt.js";
 
-/** The function of every agent definition: the loop on a live execution. */
-export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input: AgentInput): Promise<AgentOutput> {
-  const x = engineOf(ctx);
+/** The body of every agent definition: the loop on a live execution, through its engine port. */
+export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input: AgentInput, x: EnginePort): Promise<AgentOutput> {
   const prompt = promptOf(def, x.run.id, input);
   let history: LanguageModelV3Message[] = [];
   if (x.run.sessionId) history = await turnHistory(def, await x.earlierTurns());
@@ -24,7 +23,7 @@ export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input
   return out;
 }
 
-function liveDriver(ctx: WorkflowContext, x: EngineInternals): LoopDriver {
+function liveDriver(ctx: WorkflowContext, x: EnginePort): LoopDriver {
   return {
     runId: x.run.id,
     recovery: x.recovery,
@@ -37,13 +36,4 @@ function liveDriver(ctx: WorkflowContext, x: EngineInternals): LoopDriver {
     quotaPark: (id, wakeAt, request) => x.quotaPark(id, wakeAt, request),
     emit: (events) => x.emit(events),
   };
-}
-
-export function promptOf(def: AgentDefinition, runId: string, input: AgentInput): string {
-  if (typeof input === "string") return input;
-  if (input && typeof input === "object" && typeof input.prompt === "string") return input.prompt;
-  throw new SteadError("STEAD_BAD_INPUT", `agent ${def.name} needs a prompt: a string or { prompt: string } (run ${runId})`, {
-    runId,
-    fix: `stead run <file> --input '"what to do"'`,
-  });
 }

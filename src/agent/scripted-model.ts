@@ -147,7 +147,7 @@ interface Answer {
 
 function resolveTurn(turn: ScriptedTurn, prompt: LanguageModelV3Prompt, modelId: string): Answer {
   if (turn === null || typeof turn !== "object") {
-    throw new SteadError("STEAD_BAD_INPUT", `scripted model ${modelId}: respond() returned ${String(turn)}, not a turn`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `scripted model ${modelId}: respond() returned ${String(turn)}, not a turn`, {
       fix: "return an object like { text } or { toolCalls: [{ name, input }] } from respond()",
     });
   }
@@ -155,13 +155,13 @@ function resolveTurn(turn: ScriptedTurn, prompt: LanguageModelV3Prompt, modelId:
   const text = turn.text ?? "";
   const toolCalls = (turn.toolCalls ?? []).map((c, i) => {
     if (typeof c?.name !== "string" || c.name === "") {
-      throw new SteadError("STEAD_BAD_INPUT", `scripted model ${modelId}: tool call ${i} of turn ${position} has no name`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `scripted model ${modelId}: tool call ${i} of turn ${position} has no name`, {
         fix: "give every scripted tool call a tool name",
       });
     }
     const input = JSON.stringify(c.input === undefined ? {} : c.input) as string | undefined;
     if (input === undefined) {
-      throw new SteadError("STEAD_BAD_INPUT", `scripted model ${modelId}: the input of tool call ${c.name} is not JSON-serializable`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `scripted model ${modelId}: the input of tool call ${c.name} is not JSON-serializable`, {
         fix: "give scripted tool calls plain JSON inputs",
       });
     }

@@ -2,7 +2,7 @@ import { StepFailedError, errorMessage } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
 import { OUTCOME_UNKNOWN } from "../engine/holds.js";
 import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
-import type { AgentDefinition } from "./definition.js";
+import type { AgentDefinition } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
 import { schemaLib } from "./schema-lib.js";
 import { INTERRUPTED_RESULT, errorOutput, valueOutput, type ResponsePart, type ToolResult } from "./messages.js";

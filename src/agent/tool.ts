@@ -2,8 +2,7 @@ import type { FlexibleSchema, Schema } from "@ai-sdk/provider-utils";
 import { schemaLib } from "./schema-lib.js";
 import type { JSONSchema7 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import type { ReconcileResult } from "../engine/context-types.js";
-import type { Recovery } from "../engine/internals.js";
+import type { ReconcileResult, Recovery } from "../engine/context-types.js";
 
 /** What a tool's `run` (and `reconcile`) receives besides its input. */
 export interface ToolContext {
@@ -53,15 +52,15 @@ export type AnyTool = ToolDefinition<any, any>;
 
 export function tool<I, O>(options: ToolOptions<I, O>): ToolDefinition<I, O> {
   if (typeof options !== "object" || options === null || typeof options.run !== "function") {
-    throw new SteadError("STEAD_BAD_INPUT", "tool() needs { input, run }", { fix: "tool({ input: z.object({ ... }), run: async (input, ctx) => ... })" });
+    throw new SteadError("STEAD_INVALID_DEFINITION", "tool() needs { input, run }", { fix: "tool({ input: z.object({ ... }), run: async (input, ctx) => ... })" });
   }
   if (options.input === undefined || options.input === null) {
-    throw new SteadError("STEAD_BAD_INPUT", "tool() needs an input schema", { fix: "pass input: z.object({}) for a tool without arguments" });
+    throw new SteadError("STEAD_INVALID_DEFINITION", "tool() needs an input schema", { fix: "pass input: z.object({}) for a tool without arguments" });
   }
   const schema = schemaLib().asSchema(options.input);
   const js = schema.jsonSchema;
   if (typeof (js as { then?: unknown }).then === "function") {
-    throw new SteadError("STEAD_BAD_INPUT", "the tool's input schema only gives its JSON Schema asynchronously", {
+    throw new SteadError("STEAD_INVALID_DEFINITION", "the tool's input schema only gives its JSON Schema asynchronously", {
       fix: "use a zod schema or jsonSchema({...}) with a plain object",
     });
   }

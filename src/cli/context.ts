@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import type { Command } from "commander";
-import { createStead, type Stead } from "../engine/stead.js";
+import { createStead } from "../create-stead.js";
+import type { Stead } from "../engine/stead.js";
 import { checkPayloadDepth } from "../engine/payload.js";
 import { SteadError } from "../errors.js";
 import { CliExit, EXIT, type ExitCode } from "./exit-codes.js";
@@ -53,7 +54,7 @@ export function defaultBy(): string {
 }
 
 /**
- * Parses a JSON argument; invalid JSON is STEAD_BAD_INPUT naming the option and the parser's
+ * Parses a JSON argument; invalid JSON is STEAD_BAD_JSON naming the option and the parser's
  * complaint, and JSON nested deeper than a payload may be is STEAD_PAYLOAD_TOO_DEEP, both before
  * any store is opened.
  */
@@ -62,7 +63,7 @@ export function parseJsonArg(text: string, what: string, fix = `quote it for the
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {
-    throw new SteadError("STEAD_BAD_INPUT", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, { fix });
+    throw new SteadError("STEAD_BAD_JSON", `${what} is not valid JSON (${e instanceof Error ? e.message : String(e)})`, { fix });
   }
   checkPayloadDepth(value, what);
   return value;
@@ -80,14 +81,14 @@ async function readStdin(): Promise<string> {
  */
 export async function readJsonInput(o: { input?: string; inputFile?: string }): Promise<unknown> {
   if (o.input !== undefined && o.inputFile !== undefined) {
-    throw new SteadError("STEAD_BAD_INPUT", "--input and --input-file both give the run's input", { fix: "pass one of them" });
+    throw new SteadError("STEAD_BAD_OPTION", "--input and --input-file both give the run's input", { fix: "pass one of them" });
   }
   if (o.inputFile !== undefined) {
     let text: string;
     try {
       text = readFileSync(o.inputFile, "utf8");
     } catch (e) {
-      throw new SteadError("STEAD_BAD_INPUT", `cannot read --input-file ${o.inputFile} (${e instanceof Error ? e.message : String(e)})`, {
+      throw new SteadError("STEAD_BAD_PATH", `cannot read --input-file ${o.inputFile} (${e instanceof Error ? e.message : String(e)})`, {
         fix: "pass the path of a file holding the input as JSON, or --input - to read it from standard input",
       });
     }
@@ -96,7 +97,7 @@ export async function readJsonInput(o: { input?: string; inputFile?: string }): 
   if (o.input === "-") {
     const text = await readStdin();
     const fix = `pipe the input in as JSON, e.g. echo '{"key": "value"}' | stead run <file> --input -`;
-    if (text.trim() === "") throw new SteadError("STEAD_BAD_INPUT", "the input on standard input is empty", { fix });
+    if (text.trim() === "") throw new SteadError("STEAD_BAD_JSON", "the input on standard input is empty", { fix });
     return parseJsonArg(text, "the input on standard input", fix);
   }
   return o.input === undefined ? undefined : parseJsonArg(o.input, "--input");
@@ -111,7 +112,7 @@ export function shellQuote(s: string): string {
 export function parsePositiveInt(text: string, what: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) {
-    throw new SteadError("STEAD_BAD_INPUT", `${what} must be a positive whole number, not ${JSON.stringify(text)}`, {
+    throw new SteadError("STEAD_BAD_OPTION", `${what} must be a positive whole number, not ${JSON.stringify(text)}`, {
       fix: `for example ${what} 10`,
     });
   }

@@ -1,3 +1,5 @@
+import { ERROR_CODES, isSteadCode } from "../errors.js";
+
 /** Exit codes of the `stead` command. Scripts depend on them: never renumber, only add. */
 export const EXIT = {
   ok: 0,
@@ -26,6 +28,14 @@ export const EXIT_CODE_HELP: readonly { code: ExitCode; meaning: string }[] = [
   { code: EXIT.internal, meaning: "internal error (a bug in stead or the store)" },
   { code: EXIT.interrupted, meaning: "interrupted by SIGINT/SIGTERM before the run settled (it was handed back)" },
 ];
+
+/**
+ * The exit code for a Stead error's code, from the code table in errors.ts. A code this copy of
+ * Stead does not know (an error from another copy a user's workflow loaded) is a refusal.
+ */
+export function exitFor(code: string): ExitCode {
+  return isSteadCode(code) ? EXIT[ERROR_CODES[code].exit] : EXIT.refused;
+}
 
 /** Thrown by a command to end the process with `code` once its output is written. */
 export class CliExit extends Error {

@@ -71,7 +71,7 @@ export async function loadFile(path: string): Promise<LoadedFile> {
 async function loadWithExports(path: string): Promise<{ loaded: LoadedFile; exportNames: Map<AnyDefinition, string> }> {
   const file = resolve(process.cwd(), path);
   if (!existsSync(file) || !statSync(file).isFile()) {
-    throw new SteadError("STEAD_BAD_INPUT", `no file ${path} (looked at ${file})`, { fix: "pass the path of a .ts or .js file that exports a workflow" });
+    throw new SteadError("STEAD_BAD_PATH", `no file ${path} (looked at ${file})`, { fix: "pass the path of a .ts or .js file that exports a workflow" });
   }
   const typescript = /\.[mc]?tsx?$/.test(file);
   // Registering tsx starts a loader thread (about 100 ms on Node 20): only TypeScript needs it.
@@ -83,7 +83,7 @@ async function loadWithExports(path: string): Promise<{ loaded: LoadedFile; expo
     if (isSteadError(e)) throw e;
     const msg = errorMessage(e);
     const at = syntaxErrorLocation(e, file);
-    throw new SteadError("STEAD_BAD_INPUT", `cannot load ${path}: ${at ? `SyntaxError at line ${at.line} of ${at.file}: ` : ""}${msg}`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `cannot load ${path}: ${at ? `SyntaxError at line ${at.line} of ${at.file}: ` : ""}${msg}`, {
       fix: `fix the error in the file; \`${typescript ? "npx tsx" : "node"} ${path}\` shows it in full`,
       cause: e,
     });
@@ -98,7 +98,7 @@ async function loadWithExports(path: string): Promise<{ loaded: LoadedFile; expo
     const twin = found.slice(i + 1).find((g) => g.definition.name === f.definition.name);
     if (twin) {
       // A run of either could never be executed: every worker refuses two definitions with one name.
-      throw new SteadError("STEAD_BAD_INPUT", `${path} exports two workflows named "${f.definition.name}": \`${f.exportName}\` and \`${twin.exportName}\``, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `${path} exports two workflows named "${f.definition.name}": \`${f.exportName}\` and \`${twin.exportName}\``, {
         fix: "give each workflow a unique name (the first argument of workflow() or agent())",
       });
     }
@@ -114,7 +114,7 @@ export async function loadFiles(paths: readonly string[]): Promise<AnyDefinition
     for (const d of loaded.definitions) {
       const seen = all.get(d.name);
       if (seen && seen.definition !== d) {
-        throw new SteadError("STEAD_BAD_INPUT", `two workflows are named "${d.name}": \`${seen.exportName}\` of ${seen.path} and \`${exportNames.get(d) ?? "?"}\` of ${p}`, {
+        throw new SteadError("STEAD_INVALID_DEFINITION", `two workflows are named "${d.name}": \`${seen.exportName}\` of ${seen.path} and \`${exportNames.get(d) ?? "?"}\` of ${p}`, {
           fix: "give each workflow a unique name, or pass only one of the files",
         });
       }
@@ -138,7 +138,7 @@ export function pickWorkflow(loaded: LoadedFile, path: string, name: string | un
   }
   const [only, ...rest] = loaded.definitions;
   if (only && rest.length === 0) return only;
-  throw new SteadError("STEAD_BAD_INPUT", `${path} exports ${names.length} workflows (${names.join(", ")})`, {
+  throw new SteadError("STEAD_BAD_OPTION", `${path} exports ${names.length} workflows (${names.join(", ")})`, {
     fix: `choose one with --workflow ${names[0] ?? "<name>"}`,
   });
 }

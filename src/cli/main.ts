@@ -43,13 +43,19 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Whether the command line asks for JSON output (`--json` before any `--`): its errors are JSON too. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+}
+
 /** Parses `argv` and runs the command; resolves to the process exit code. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   try {
     await buildProgram().parseAsync([...argv]);
     return EXIT.ok;
   } catch (e) {
-    return reportError(e);
+    return reportError(e, wantsJson(argv));
   }
 }
 

@@ -1,5 +1,5 @@
 import { CommanderError } from "commander";
-import { CliExit, EXIT } from "./exit-codes.js";
+import { CliExit, EXIT, exitFor } from "./exit-codes.js";
 import { describeThrown } from "../thrown.js";
 import { errorPrefix } from "./colour.js";
 
@@ -22,13 +22,14 @@ function isSteadErrorLike(e: unknown): e is ErrorLike & { code: string; message:
   }
 }
 
-/** Codes that say the store itself failed, not the request: exit code 7. */
-const STORE_FAULTS: ReadonlySet<string> = new Set(["STEAD_STORE_LOST", "STEAD_STORAGE_FULL", "STEAD_STORE_UNREACHABLE"]);
 
 export const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, " ").trim();
 
-/** Writes the error on one stderr line and returns the exit code for it. */
-export function reportError(e: unknown): number {
+/**
+ * Writes the error on one stderr line and returns the exit code for it. With `json`, a Stead
+ * error's line is `{"error":{"code","message","fix",…ids}}`, for scripts to act on the code.
+ */
+export function reportError(e: unknown, json = false): number {
   if (e instanceof CliExit) return e.code;
   if (e instanceof CommanderError) {
     // Commander has printed its message (or the help) already.
@@ -36,9 +37,12 @@ export function reportError(e: unknown): number {
     return EXIT.refused;
   }
   if (isSteadErrorLike(e)) {
-    const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-    process.stderr.write(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
-    return STORE_FAULTS.has(e.code) ? EXIT.store : EXIT.refused;
+    if (json) process.stderr.write(`${JSON.stringify({ error: jsonError(e) })}\n`);
+    else {
+      const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
+      process.stderr.write(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
+    }
+    return exitFor(e.code);
   }
   const described = describeThrown(e);
   process.stderr.write(`${errorPrefix()} internal error: ${oneLine(described.message)}\n`);
@@ -46,3 +50,17 @@ export function reportError(e: unknown): number {
   return EXIT.internal;
 }
 
+
+/** A Stead error as data: its code, message, fix and the ids it names (runId, stepId, wait, …). */
+function jsonError(e: ErrorLike & { code: string; message: string }): Record<string, unknown> {
+  const out: Record<string, unknown> = { code: e.code, message: e.message };
+  if (typeof e.fix === "string" && e.fix) out.fix = e.fix;
+  try {
+    for (const [k, v] of Object.entries((e as { details?: unknown }).details ?? {})) {
+      if (k !== "fix" && !(k in out) && (v === null || ["string", "number", "boolean"].includes(typeof v))) out[k] = v;
+    }
+  } catch {
+    // Details whose getters throw are left out; the code and message suffice.
+  }
+  return out;
+}

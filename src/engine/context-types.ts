@@ -1,4 +1,41 @@
-import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
+/*
+ * The contract between user code and the engine: the definition and the `ctx` its function
+ * receives. One file because the two are mutually recursive (a ctx starts children of definitions
+ * whose function takes a ctx); a type file both sides import keeps definition.ts and the execution
+ * out of a cycle.
+ */
+
+/** Marks definition objects across copies of this package (a CLI and a user module may load two). */
+export const DEFINITION = Symbol.for("stead.definition");
+
+export interface WorkflowDefinition<I = unknown, O = unknown> {
+  readonly [DEFINITION]: true;
+  /** "agent": made with `agent()`; its function is the agent loop (src/agent/). */
+  readonly kind: "workflow" | "agent";
+  readonly name: string;
+  /** Absolute path of the module that called `workflow()`, when it could be told. */
+  readonly module: string | null;
+  readonly fn: (ctx: WorkflowContext, input: I) => Promise<O> | O;
+  /** The definition's fingerprint: a hash of its module and local imports, or of `version`. */
+  fingerprint(): string;
+  /**
+   * When a session turn of this definition was cut off by a crash: "resume" continues it from its
+   * last completed step; "interrupt" ends it as interrupted (never replayed) so the session goes on.
+   */
+  readonly onInterrupt?: "resume" | "interrupt";
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyDefinition = WorkflowDefinition<any, any>;
+
+/** Why this execution exists: the first process of the run, or a replacement. */
+export type Recovery =
+  | { kind: "initial" }
+  | {
+      kind: "resumed";
+      /** "crash": the previous worker stopped renewing its lease; "continued": after a wait, a hold release or a graceful hand-off. */
+      reason: "crash" | "continued";
+    };
 
 /** What a step's function receives; `idempotencyKey` is stable across attempts of the step. */
 export interface StepInfo {
@@ -63,5 +100,3 @@ export interface WorkflowContext {
   /** Runs an agent (made with `agent()`) as a child run: `ctx.agent("fix", fixer, "the parser test fails")`. */
   agent<I, O>(id: string, definition: WorkflowDefinition<I, O>, input: I): Promise<O>;
 }
-
-export type { AnyDefinition };

@@ -1,10 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { SteadError } from "../errors.js";
-import type { WorkflowContext } from "./context-types.js";
+import { DEFINITION, type AnyDefinition, type WorkflowContext, type WorkflowDefinition } from "./context-types.js";
 import { moduleGraphFingerprint, textFingerprint } from "./fingerprint.js";
 
-/** Marks definition objects across copies of this package (a CLI and a user module may load two). */
-export const DEFINITION = Symbol.for("stead.definition");
+export { DEFINITION, type WorkflowDefinition, type AnyDefinition } from "./context-types.js";
 
 export interface WorkflowOptions {
   /**
@@ -13,26 +12,6 @@ export interface WorkflowOptions {
    */
   version?: string;
 }
-
-export interface WorkflowDefinition<I = unknown, O = unknown> {
-  readonly [DEFINITION]: true;
-  /** "agent": made with `agent()`; its function is the agent loop (src/agent/). */
-  readonly kind: "workflow" | "agent";
-  readonly name: string;
-  /** Absolute path of the module that called `workflow()`, when it could be told. */
-  readonly module: string | null;
-  readonly fn: (ctx: WorkflowContext, input: I) => Promise<O> | O;
-  /** The definition's fingerprint: a hash of its module and local imports, or of `version`. */
-  fingerprint(): string;
-  /**
-   * When a session turn of this definition was cut off by a crash: "resume" continues it from its
-   * last completed step; "interrupt" ends it as interrupted (never replayed) so the session goes on.
-   */
-  readonly onInterrupt?: "resume" | "interrupt";
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyDefinition = WorkflowDefinition<any, any>;
 
 export const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
@@ -50,12 +29,12 @@ export function workflow<I, O>(
   const fn = typeof a === "function" ? a : b;
   const options = typeof a === "function" ? {} : a;
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid workflow name ${JSON.stringify(name)}`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `invalid workflow name ${JSON.stringify(name)}`, {
       fix: "use 1-128 characters: letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
     });
   }
   if (typeof fn !== "function") {
-    throw new SteadError("STEAD_BAD_INPUT", `workflow ${name} has no function`, {
+    throw new SteadError("STEAD_INVALID_DEFINITION", `workflow ${name} has no function`, {
       fix: 'pass it as the last argument: workflow("name", async (ctx, input) => { ... })',
     });
   }
@@ -92,7 +71,7 @@ export function assertDistinctNames(definitions: readonly unknown[]): void {
     if (!isDefinition(d)) continue;
     const seen = byName.get(d.name);
     if (seen && seen !== d) {
-      throw new SteadError("STEAD_BAD_INPUT", `two of the given definitions are named "${d.name}"`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `two of the given definitions are named "${d.name}"`, {
         fix: "give each workflow a unique name, and pass each definition once",
       });
     }

@@ -18,7 +18,7 @@ export function parseDuration(value: string | number, what = "duration"): number
     }
     if (matched > 0 && matched === text.length) return total;
   }
-  throw new SteadError("STEAD_BAD_INPUT", `invalid ${what}: ${JSON.stringify(value)}`, {
+  throw new SteadError("STEAD_BAD_OPTION", `invalid ${what}: ${JSON.stringify(value)}`, {
     fix: 'use milliseconds or a duration like "30s", "10m", "2h", "1d"',
   });
 }

@@ -27,7 +27,7 @@ export type Replayable<T> = T & { already: boolean };
 
 export function checkKey(key: unknown): string {
   if (typeof key !== "string" || key.length === 0 || key.length > 200 || [...key].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)) {
-    throw new SteadError("STEAD_BAD_INPUT", `invalid idempotency key ${typeof key === "string" ? idExcerpt(key) : String(key)}`, {
+    throw new SteadError("STEAD_BAD_OPTION", `invalid idempotency key ${typeof key === "string" ? idExcerpt(key) : String(key)}`, {
       fix: "use 1-200 printable characters, the same for every retry of one command (a ticket id, a UUID)",
     });
   }

@@ -23,7 +23,7 @@ const RUN_ID_RULE = "use 1-200 characters: letters, digits, '_', '.', ':' or '-'
 
 /** Refuses an id `isValidRunId` rejects; `what` names it ("run id", "session id"). */
 export function checkRunId(id: string, what = "run id"): void {
-  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_INPUT", `invalid ${what} ${idExcerpt(id, { quote: true })}`, { fix: RUN_ID_RULE });
+  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_ID", `invalid ${what} ${idExcerpt(id, { quote: true })}`, { fix: RUN_ID_RULE });
 }
 
 const EXCERPT = 48;

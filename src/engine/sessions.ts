@@ -1,10 +1,11 @@
 import { SteadError } from "../errors.js";
-import type { RunRow, SessionSummary } from "../store/types.js";
+import type { RunRow, SessionSummary, Store } from "../store/types.js";
 import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
 import { checkRunId, newRunId } from "./ids.js";
 import { encodePayload } from "./payload.js";
-import type { ControlOptions, Stead } from "./stead.js";
+import type { KeyOption } from "./control/common.js";
+import type { ControlOptions } from "./control-options.js";
 import { onceByKey, type Replayable } from "./idempotency.js";
 import type { RunInfo } from "./views.js";
 
@@ -50,16 +51,25 @@ function errorText(error: string | null): string | null {
   }
 }
 
+/** What a session needs of the Stead instance that made it. */
+export interface SessionHost {
+  readonly store: Store;
+  readonly payloadLimit: number;
+  keyOption(options: ControlOptions | undefined): KeyOption | undefined;
+  ready(): Promise<void>;
+  view(row: RunRow): Promise<RunInfo>;
+}
+
 export class Session<I> {
   constructor(
-    private readonly stead: Stead,
+    private readonly stead: SessionHost,
     readonly definition: WorkflowDefinition<I, unknown>,
     readonly id: string,
     /** The directory every turn works in (absolute), or null. */
     readonly workspace: string | null = null,
   ) {
     if (!isDefinition(definition)) {
-      throw new SteadError("STEAD_BAD_INPUT", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
+      throw new SteadError("STEAD_INVALID_DEFINITION", "session() needs a definition made with agent()", { fix: 'stead.session(myAgent, "support-42")' });
     }
     checkRunId(id, "session id");
   }
@@ -79,7 +89,7 @@ export class Session<I> {
       const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
       const other = prior[0]?.definition;
       if (other !== undefined && other !== this.definition.name) {
-        throw new SteadError("STEAD_BAD_INPUT", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
+        throw new SteadError("STEAD_ID_TAKEN", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
           fix: "use another session id for another agent",
         });
       }

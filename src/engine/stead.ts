@@ -25,9 +25,13 @@ import {
   type StepView,
   type WaitView,
 } from "./views.js";
+import type { ControlOptions } from "./control-options.js";
+import { NO_DECISION_FIELDS, type DecisionRules } from "./control/decision-rules.js";
 import { explain, type Explanation } from "./why.js";
 import { Session, sessionView, type SessionView } from "./sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
+
+export type { ControlOptions };
 
 /** The longest wait between two tries to reach a store that cannot be reached. */
 const RECONNECT_MAX_MS = 10_000;
@@ -50,19 +54,6 @@ export interface SteadOptions extends WorkerDefaults {
   payloadLimitBytes?: number;
   /** How long a control command's idempotency key is kept (at least). Default 24 hours. */
   idempotencyTtlMs?: number;
-}
-
-/** What every control command (start, send, approve, …, fork) takes besides its own arguments. */
-export interface ControlOptions {
-  /** Who does it: recorded with the decision or event. */
-  by?: string | null;
-  /**
-   * Makes the call safe to retry: a repeat with the same key (within `idempotencyTtlMs`) returns
-   * the first call's result, `already: true`, and changes nothing; the same key with other
-   * arguments is refused naming the first use. Scoped to the command and its run (or session, or
-   * the definition for a start).
-   */
-  idempotencyKey?: string;
 }
 
 export interface StartOptions extends ControlOptions {
@@ -105,7 +96,12 @@ export class Stead {
   private readonly workers = new Set<Worker>();
   private readonly workerDefaults: WorkerDefaults;
 
-  constructor(options: SteadOptions = {}) {
+  /** What reads decisions' fields beyond by and reason (createStead gives the agent layer's tool approvals). */
+  private readonly decisions: DecisionRules;
+
+  /** Use createStead(): it gives the instance the agent layer's rules for tool approvals; without them a decision takes no fields. */
+  constructor(options: SteadOptions = {}, decisions: DecisionRules = NO_DECISION_FIELDS) {
+    this.decisions = decisions;
     const { workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs } = options;
     this.workerDefaults = Object.fromEntries(
       Object.entries({ workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs }).filter(([, v]) => v !== undefined),
@@ -161,7 +157,7 @@ export class Stead {
   /** Records a new run of `definition`; any worker that has the definition executes it. */
   async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<Replayable<{ id: string }>> {
     if (!isDefinition(definition)) {
-      throw new SteadError("STEAD_BAD_INPUT", "start() needs a definition made with workflow()", {
+      throw new SteadError("STEAD_INVALID_DEFINITION", "start() needs a definition made with workflow()", {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
       });
     }
@@ -343,13 +339,13 @@ export class Stead {
   async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.store, runId, name, true, d, this.payloadLimit, key);
+    return admin.decide(this.store, runId, name, true, d, this.payloadLimit, key, this.decisions);
   }
 
   async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.store, runId, name, false, d, this.payloadLimit, key);
+    return admin.decide(this.store, runId, name, false, d, this.payloadLimit, key, this.decisions);
   }
 
   /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
@@ -452,8 +448,4 @@ export class Stead {
     await Promise.all([...this.workers].map((w) => w.stop()));
     await this.store.close();
   }
-}
-
-export function createStead(options: SteadOptions = {}): Stead {
-  return new Stead(options);
 }

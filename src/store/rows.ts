@@ -1,9 +1,15 @@
 /**
- * Row mappers shared by every SQL store: drivers hand back text, numbers (or numeric strings for
- * 64-bit integers), booleans or 0/1. Kinds and statuses are passed through as stored text, never
- * checked against their unions: a kind a newer Stead wrote reads back unchanged.
+ * Row mappers shared by every SQL store, made from the schema description (`schema/tables.ts`):
+ * a column `step_id` is the field `stepId`. Drivers hand back text, numbers (or numeric strings
+ * for 64-bit integers), booleans or 0/1. Kinds and statuses are passed through as stored text,
+ * never checked against their unions: a kind a newer Stead wrote reads back unchanged.
+ *
+ * Each row type is checked against its table at compile time (`Conforms` below): a column added to
+ * the description without its field, or a field whose nullability differs, fails the typecheck.
  */
-import type { EventRow, IdempotencyRow, HoldKind, HoldRow, HoldStatus, RunRow, RunStatus, SessionSummary, StepKind, StepRow, StepStatus, WaitKind, WaitRow, WaitStatus } from "./types.js";
+import type { EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, WaitRow } from "./types.js";
+import type { ColumnSpec, LogicalType } from "./schema/model.js";
+import { TABLES, type TableName } from "./schema/tables.js";
 
 type Raw = Record<string, unknown>;
 
@@ -13,100 +19,79 @@ const strOrNull = (v: unknown): string | null => (v === null || v === undefined 
 const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-export function toRun(r: Raw): RunRow {
-  return {
-    id: str(r.id),
-    definition: str(r.definition),
-    module: strOrNull(r.module),
-    fingerprint: strOrNull(r.fingerprint),
-    status: str(r.status) as RunStatus,
-    input: str(r.input),
-    output: strOrNull(r.output),
-    error: strOrNull(r.error),
-    parentId: strOrNull(r.parent_id),
-    parentStepId: strOrNull(r.parent_step_id),
-    fence: num(r.fence),
-    leaseOwner: strOrNull(r.lease_owner),
-    leaseExpiresAt: numOrNull(r.lease_expires_at),
-    ownerHost: strOrNull(r.owner_host),
-    ownerPid: numOrNull(r.owner_pid),
-    ownerStart: strOrNull(r.owner_start),
-    lostClaims: num(r.lost_claims),
-    pauseRequested: num(r.pause_requested) !== 0,
-    sessionId: strOrNull(r.session_id),
-    turn: numOrNull(r.turn),
-    workspace: strOrNull(r.workspace),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+type Value<T extends LogicalType> = T extends "text" ? string : T extends "bool" ? boolean : T extends "bytes" ? Buffer : number;
+type Columns<T extends TableName> = (typeof TABLES)[T]["columns"][number];
+/** The row a table's description gives, fields in camelCase. */
+export type RowOf<T extends TableName> = {
+  [C in Columns<T> as Camel<C["name"]>]: C extends { nullable: true } ? Value<C["type"]> | null : Value<C["type"]>;
+};
+
+/** `R` has exactly the fields of table `T`, each of its logical type (or narrower) and nullable exactly when the column is. */
+type Conforms<T extends TableName, R> = [keyof R] extends [keyof RowOf<T>]
+  ? [keyof RowOf<T>] extends [keyof R]
+    ? R extends RowOf<T>
+      ? { [K in keyof R & keyof RowOf<T>]: (null extends R[K] ? true : false) extends (null extends RowOf<T>[K] ? true : false) ? true : K }[keyof R & keyof RowOf<T>] extends true
+        ? true
+        : false
+      : false
+    : false
+  : false;
+
+const conforms = <T extends TableName, R>(ok: Conforms<T, R>): Conforms<T, R> => ok;
+conforms<"runs", RunRow>(true);
+conforms<"steps", StepRow>(true);
+conforms<"waits", WaitRow>(true);
+conforms<"holds", HoldRow>(true);
+conforms<"events", EventRow>(true);
+conforms<"idempotency_keys", IdempotencyRow>(true);
+conforms<"snapshots", SnapshotRow>(true);
+
+function reader(c: ColumnSpec): (v: unknown) => unknown {
+  switch (c.type) {
+    case "text":
+      return c.nullable ? strOrNull : str;
+    case "bool":
+      return (v) => (c.nullable && (v === null || v === undefined) ? null : num(v) !== 0);
+    case "bytes":
+      return (v) => (c.nullable && (v === null || v === undefined) ? null : Buffer.isBuffer(v) ? v : Buffer.from(v as Uint8Array));
+    default:
+      return c.nullable ? numOrNull : num;
+  }
+}
+
+/**
+ * A driver's row (snake_case columns) of `table` as its typed row. `order`: the fields' order in
+ * the object, when it is not the columns' (a row's JSON, as people and scripts see it, keeps it).
+ */
+export function rowMapper<T extends TableName, R>(table: T & (Conforms<T, R> extends true ? T : never), order?: readonly (keyof R & string)[]): (r: Raw) => R {
+  const columns: readonly ColumnSpec[] = TABLES[table].columns;
+  const byField = new Map(columns.map((c) => [camel(c.name), c]));
+  if (order && (order.length !== columns.length || order.some((f) => !byField.has(f)))) throw new Error(`rowMapper(${table}): the order must name every field once`);
+  const fields = (order ?? [...byField.keys()]).map((f) => {
+    const c = byField.get(f) as ColumnSpec;
+    return { column: c.name, field: f, read: reader(c) };
+  });
+  return (r) => {
+    const out: Raw = {};
+    for (const f of fields) out[f.field] = f.read(r[f.column]);
+    return out as R;
   };
 }
 
-export function toStep(r: Raw): StepRow {
-  return {
-    runId: str(r.run_id),
-    seq: num(r.seq),
-    stepId: str(r.step_id),
-    kind: str(r.kind) as StepKind,
-    status: str(r.status) as StepStatus,
-    attempt: num(r.attempt),
-    output: strOrNull(r.output),
-    error: strOrNull(r.error),
-    startedAt: num(r.started_at),
-    completedAt: numOrNull(r.completed_at),
-    checkpoint: strOrNull(r.checkpoint),
-  };
-}
-
-export function toWait(r: Raw): WaitRow {
-  return {
-    runId: str(r.run_id),
-    name: str(r.name),
-    kind: str(r.kind) as WaitKind,
-    status: str(r.status) as WaitStatus,
-    seq: num(r.seq),
-    request: strOrNull(r.request),
-    wakeAt: numOrNull(r.wake_at),
-    result: strOrNull(r.result),
-    createdAt: num(r.created_at),
-    resolvedAt: numOrNull(r.resolved_at),
-    resolvedBy: strOrNull(r.resolved_by),
-  };
-}
-
-export function toHold(r: Raw): HoldRow {
-  return {
-    id: num(r.id),
-    runId: str(r.run_id),
-    kind: str(r.kind) as HoldKind,
-    stepId: strOrNull(r.step_id),
-    seq: numOrNull(r.seq),
-    reason: str(r.reason),
-    details: str(r.details),
-    status: str(r.status) as HoldStatus,
-    choice: strOrNull(r.choice),
-    createdAt: num(r.created_at),
-    releasedAt: numOrNull(r.released_at),
-    releasedBy: strOrNull(r.released_by),
-  };
-}
-
-export function toIdempotency(r: Raw): IdempotencyRow {
-  return {
-    verb: str(r.verb),
-    scope: str(r.scope),
-    key: str(r.key),
-    digest: str(r.digest),
-    summary: str(r.summary),
-    result: str(r.result),
-    actor: strOrNull(r.actor),
-    createdAt: num(r.created_at),
-    expiresAt: num(r.expires_at),
-  };
-}
-
-export function toEvent(r: Raw): EventRow {
-  return { seq: num(r.seq), runId: str(r.run_id), type: str(r.type), at: num(r.at), data: str(r.data) };
-}
+// A run's timestamps come last, as they did before the columns added by later migrations.
+export const toRun = rowMapper<"runs", RunRow>("runs", [
+  "id", "definition", "module", "fingerprint", "status", "input", "output", "error", "parentId", "parentStepId", "fence", "leaseOwner",
+  "leaseExpiresAt", "ownerHost", "ownerPid", "ownerStart", "lostClaims", "pauseRequested", "sessionId", "turn", "workspace", "createdAt", "updatedAt",
+]);
+export const toStep = rowMapper<"steps", StepRow>("steps");
+export const toWait = rowMapper<"waits", WaitRow>("waits");
+export const toHold = rowMapper<"holds", HoldRow>("holds");
+export const toEvent = rowMapper<"events", EventRow>("events");
+export const toIdempotency = rowMapper<"idempotency_keys", IdempotencyRow>("idempotency_keys");
+export const toSnapshot = rowMapper<"snapshots", SnapshotRow>("snapshots");
 
 /** A row of the stores' session summary query (see SESSIONS_SQL in each store). */
 export function toSession(r: Raw): SessionSummary {

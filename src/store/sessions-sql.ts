@@ -23,13 +23,13 @@ export function earlierTurnsEnded(alias: string): string {
 }
 
 /**
- * One row per session (mapped by `toSession`), most recently updated first; `param(i)` spells the
- * i-th placeholder. Parameters: [sessionId,] limit. All in one statement, so counts, current and
- * last turn come from one snapshot.
+ * One row per session (mapped by `toSession`), most recently updated first, with `?` placeholders
+ * (see sql/dialect.ts). Parameters: [sessionId,] limit. All in one statement, so counts, current
+ * and last turn come from one snapshot.
  */
-export function sessionsSql(param: (i: number) => string, bySession: boolean): string {
-  const where = bySession ? `AND session_id = ${param(1)}` : "";
-  const limit = param(bySession ? 2 : 1);
+export function sessionsSql(bySession: boolean): string {
+  const where = bySession ? "AND session_id = ?" : "";
+  const limit = "?";
   return `
     WITH s AS (
       SELECT session_id, COUNT(*) AS turns,
@@ -54,7 +54,7 @@ export function sessionsSql(param: (i: number) => string, bySession: boolean): s
 
 /** A session's turn is numbered by createRun alone: a mutation's `newRuns` entry cannot take one. */
 export function sessionInNewRuns(runId: string): SteadError {
-  return new SteadError("STEAD_BAD_INPUT", `run ${runId} names a session, but only createRun starts a session's turn`, {
+  return new SteadError("STEAD_INVALID_MUTATION", `run ${runId} names a session, but only createRun starts a session's turn`, {
     runId,
     fix: "create the turn with store.createRun, outside a commit",
   });

@@ -1,28 +1,8 @@
-/** Row mappers and checks for workspace snapshots and blobs, shared by every SQL store. */
+/** Blob row mappers and snapshot checks, shared by every SQL store (snapshot rows map in `rows.ts`). */
 import { SteadError } from "../errors.js";
-import type { BlobInfo, BlobRow, SnapshotRow, SnapshotSource, Unit } from "./types.js";
+import type { BlobInfo, BlobRow, Unit } from "./types.js";
 
 type Raw = Record<string, unknown>;
-
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === "string" ? v : JSON.stringify(v));
-
-export function toSnapshot(r: Raw): SnapshotRow {
-  return {
-    id: Number(r.id),
-    runId: String(r.run_id),
-    seq: Number(r.seq),
-    stepId: strOrNull(r.step_id),
-    source: String(r.source) as SnapshotSource,
-    root: String(r.root),
-    files: Number(r.files),
-    bytes: Number(r.bytes),
-    filesChanged: Number(r.files_changed),
-    newBytes: Number(r.new_bytes),
-    notes: strOrNull(r.notes),
-    checkpoint: strOrNull(r.checkpoint),
-    createdAt: Number(r.created_at),
-  };
-}
 
 export function toBlob(r: Raw): BlobRow {
   const data = r.data;
@@ -42,14 +22,14 @@ export function checkSnapshotWrites(units: readonly Unit[]): void {
     for (const m of unit) {
       if (!m.snapshots?.length) continue;
       if (m.optional) {
-        throw new SteadError("STEAD_BAD_INPUT", `a snapshot of run ${m.runId} rides on an optional mutation`, {
+        throw new SteadError("STEAD_INVALID_MUTATION", `a snapshot of run ${m.runId} rides on an optional mutation`, {
           runId: m.runId,
           fix: "put snapshots on the mutation that commits the step's outcome (not optional)",
         });
       }
       for (const s of m.snapshots) {
         if (!Number.isSafeInteger(s.seq) || s.seq < -1 || !["start", "step", "settle"].includes(s.source) || typeof s.root !== "string" || s.root === "") {
-          throw new SteadError("STEAD_BAD_INPUT", `run ${m.runId}: invalid snapshot (seq ${String(s.seq)}, source ${String(s.source)})`, {
+          throw new SteadError("STEAD_INVALID_MUTATION", `run ${m.runId}: invalid snapshot (seq ${String(s.seq)}, source ${String(s.source)})`, {
             runId: m.runId,
             fix: "build snapshots with the workspace capture (src/workspace), not by hand",
           });

@@ -151,7 +151,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     for (const d of options.definitions) {
       const other = this.byName.get(d.name);
       if (other && other !== d) {
-        throw new SteadError("STEAD_BAD_INPUT", `two definitions are named "${d.name}"`, {
+        throw new SteadError("STEAD_INVALID_DEFINITION", `two definitions are named "${d.name}"`, {
           fix: "give each workflow a unique name",
         });
       }

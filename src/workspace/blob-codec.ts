@@ -34,7 +34,7 @@ export function decodeBlob(hash: string, data: Buffer): Buffer {
 }
 
 function damaged(hash: string, why: string): SteadError {
-  return new SteadError("STEAD_INVALID_STATE", `workspace blob ${hash.slice(0, 12)} is damaged (${why})`, {
+  return new SteadError("STEAD_SNAPSHOT_DAMAGED", `workspace blob ${hash.slice(0, 12)} is damaged (${why})`, {
     fix: "the store holds a damaged snapshot; restore another snapshot of the run",
   });
 }

@@ -18,7 +18,7 @@
  * a `workspace.gap` event; files that vanish or cannot be read are gap notes in an `ok` snapshot.
  */
 import { errorMessage } from "../errors.js";
-import type { EventWrite, SnapshotRow, SnapshotSource, SnapshotWrite, Store } from "../store/types.js";
+import type { EventWrite, SnapshotRow, SnapshotSource, SnapshotWrite, SnapshotsAndBlobs } from "../store/types.js";
 import { encodeBlob } from "./blob-codec.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { decodeNotes, encodeNotes } from "./notes.js";
@@ -69,14 +69,14 @@ export class WorkspaceTracker {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
-    private readonly store: Store,
+    private readonly store: SnapshotsAndBlobs,
     readonly runId: string,
     readonly root: string,
     readonly options: ResolvedScanOptions,
     private readonly watching: boolean,
   ) {}
 
-  static async open(store: Store, runId: string, root: string, options: TrackerOptions = {}): Promise<WorkspaceTracker> {
+  static async open(store: SnapshotsAndBlobs, runId: string, root: string, options: TrackerOptions = {}): Promise<WorkspaceTracker> {
     const t = new WorkspaceTracker(store, runId, root, resolveScanOptions(options), options.watch ?? true);
     if (options.base) {
       const tree = options.tree ?? (await new TreeLoader(store).load(options.base.root));

@@ -11,7 +11,7 @@ export function encodeCheckpoint(meta: Record<string, string> | undefined | null
   if (meta === undefined || meta === null) return null;
   for (const [k, v] of Object.entries(meta)) {
     if (typeof v !== "string") {
-      throw new SteadError("STEAD_BAD_INPUT", `checkpoint metadata ${JSON.stringify(k)} is a ${typeof v}, not a string`, {
+      throw new SteadError("STEAD_BAD_OPTION", `checkpoint metadata ${JSON.stringify(k)} is a ${typeof v}, not a string`, {
         ...(runId ? { runId } : {}),
         fix: "return a Record<string, string> from checkpointMetadata",
       });

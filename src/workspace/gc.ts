@@ -9,7 +9,7 @@
  * BLOB_TOUCH_INTERVAL_MS) never refers to a deleted blob: either it committed before step 3 read
  * the roots, and its blobs are marked, or its touches are later than `cutoff`.
  */
-import type { Store } from "../store/types.js";
+import type { SnapshotsAndBlobs } from "../store/types.js";
 import { hashesOf } from "./capture.js";
 import { TreeLoader } from "./tree-loader.js";
 
@@ -32,7 +32,7 @@ export interface GcResult {
   brokenSnapshots: number;
 }
 
-export async function gcWorkspaces(store: Store, options: GcOptions = {}): Promise<GcResult> {
+export async function gcWorkspaces(store: SnapshotsAndBlobs, options: GcOptions = {}): Promise<GcResult> {
   const cutoff = (await store.storeTime()) - (options.graceMs ?? DEFAULT_GC_GRACE_MS);
   const snapshotsDeleted = options.keepSteps === undefined ? 0 : await store.pruneSnapshots(options.keepSteps);
   const loader = new TreeLoader(store);

@@ -2,14 +2,14 @@
 import { chmodSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SteadError } from "../errors.js";
-import type { Store } from "../store/types.js";
+import type { SnapshotsAndBlobs } from "../store/types.js";
 import { decodeBlob } from "./blob-codec.js";
 import type { FileEntry, LinkEntry, Tree } from "./tree.js";
 
 const BATCH_BYTES = 16 * 1024 * 1024;
 
 /** Writes `items` (paths relative to `root`) from the store; parent directories are created. */
-export async function writeEntries(store: Store, root: string, items: readonly [string, FileEntry | LinkEntry][]): Promise<void> {
+export async function writeEntries(store: SnapshotsAndBlobs, root: string, items: readonly [string, FileEntry | LinkEntry][]): Promise<void> {
   const files = items.filter((i): i is [string, FileEntry] => i[1].kind === "file");
   const byHash = new Map<string, string[]>();
   for (const [path, e] of files) byHash.set(e.hash, [...(byHash.get(e.hash) ?? []), path]);
@@ -27,7 +27,7 @@ export async function writeEntries(store: Store, root: string, items: readonly [
     for (const h of batch) {
       const blob = found.get(h);
       if (!blob) {
-        throw new SteadError("STEAD_INVALID_STATE", `the content of ${(byHash.get(h) as string[])[0]} (blob ${h.slice(0, 12)}) is missing from the store`, {
+        throw new SteadError("STEAD_SNAPSHOT_DAMAGED", `the content of ${(byHash.get(h) as string[])[0]} (blob ${h.slice(0, 12)}) is missing from the store`, {
           fix: "the snapshot is incomplete (its blobs were deleted); restore another snapshot of the run",
         });
       }

@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, r
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SteadError } from "../errors.js";
-import type { SnapshotRow, Store } from "../store/types.js";
+import type { SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
 import { diffTrees } from "./diff.js";
 import { writeEntries, makeDirs, applyDirModes, dirsOf } from "./materialize.js";
 import { decodeNotes } from "./notes.js";
@@ -25,13 +25,13 @@ export function checkRestoreTarget(dir: string): "missing" | "empty" {
   try {
     st = statSync(dir);
   } catch (e) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} cannot be read (${(e as Error).message})`, { path: dir, fix: "pass --to a new or empty directory" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} cannot be read (${(e as Error).message})`, { path: dir, fix: "pass --to a new or empty directory" });
   }
   if (!st.isDirectory()) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} is not a directory`, { path: dir, fix: "pass --to a new or empty directory" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} is not a directory`, { path: dir, fix: "pass --to a new or empty directory" });
   }
   if (readdirSync(dir).length > 0) {
-    throw new SteadError("STEAD_BAD_INPUT", `restore target ${dir} is not empty`, { path: dir, fix: "pass --to a new or empty directory (nothing was written)" });
+    throw new SteadError("STEAD_BAD_PATH", `restore target ${dir} is not empty`, { path: dir, fix: "pass --to a new or empty directory (nothing was written)" });
   }
   return "empty";
 }
@@ -47,7 +47,7 @@ export interface RestoreResult {
  * sibling directory first, renamed into place once complete: a failure (a missing blob) leaves
  * the target as it was.
  */
-export async function restoreSnapshot(store: Store, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree): Promise<RestoreResult> {
+export async function restoreSnapshot(store: SnapshotsAndBlobs, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree): Promise<RestoreResult> {
   const dir = resolve(target);
   const state = checkRestoreTarget(dir);
   const t = tree ?? (await new TreeLoader(store).load(snapshot.root));
@@ -92,7 +92,7 @@ export interface ReconcileResult {
  * for (gaps, files over the size ceiling), are never touched.
  */
 export async function reconcileWorkspace(
-  store: Store,
+  store: SnapshotsAndBlobs,
   snapshot: Pick<SnapshotRow, "root" | "createdAt" | "notes">,
   root: string,
   policy: WorkspacePolicy,

@@ -4,7 +4,7 @@
  * and, under policy `restore`, put back (files changed, added or removed since that step).
  */
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
-import type { EventWrite, SnapshotRow, StepRow, Store } from "../store/types.js";
+import type { EventWrite, SnapshotRow, StepRow, SnapshotsAndBlobs } from "../store/types.js";
 import { WorkspaceTracker } from "./capture.js";
 import type { ScanOptions } from "./options.js";
 import { reconcileWorkspace, restoreSnapshot, type WorkspacePolicy } from "./restore.js";
@@ -49,7 +49,7 @@ export interface PreparedWorkspace {
 const LIST = 50;
 
 export async function prepareWorkspace(input: {
-  store: Store;
+  store: SnapshotsAndBlobs;
   runId: string;
   root: string;
   journal: readonly StepRow[];

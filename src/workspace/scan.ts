@@ -92,7 +92,7 @@ export function statRoot(root: string): Stats {
 }
 
 export function badRoot(root: string, why: string): SteadError {
-  return new SteadError("STEAD_BAD_INPUT", `workspace ${root} ${why}`, { path: root, fix: "pass the path of an existing directory as the workspace" });
+  return new SteadError("STEAD_BAD_PATH", `workspace ${root} ${why}`, { path: root, fix: "pass the path of an existing directory as the workspace" });
 }
 
 const errText = (e: unknown): string => {

@@ -1,6 +1,6 @@
 /** Finding a run's snapshot by step id or journal position, with errors that say what exists. */
 import { SteadError } from "../errors.js";
-import type { SnapshotRow, Store } from "../store/types.js";
+import type { SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
 
 export interface SnapshotChoice {
   step?: string;
@@ -11,7 +11,7 @@ export interface SnapshotChoice {
  * By step id: that step's `step` snapshot. By seq: the `start`/`step` snapshot there, else the
  * latest `settle` one. Neither: the latest `start`/`step` snapshot of the run.
  */
-export async function findSnapshot(store: Store, runId: string, choice: SnapshotChoice = {}): Promise<SnapshotRow> {
+export async function findSnapshot(store: SnapshotsAndBlobs, runId: string, choice: SnapshotChoice = {}): Promise<SnapshotRow> {
   const all = await store.snapshots(runId);
   let found: SnapshotRow | undefined;
   if (choice.step !== undefined) found = choice.step === "start" ? all.find((s) => s.source === "start") : all.filter((s) => s.source === "step" && s.stepId === choice.step).at(-1);

@@ -1,15 +1,15 @@
 /** Reads snapshot trees from a store: level by level, one `getBlobs` call per level, each tree once. */
 import { SteadError } from "../errors.js";
-import type { Store } from "../store/types.js";
+import type { SnapshotsAndBlobs } from "../store/types.js";
 import { decodeBlob } from "./blob-codec.js";
 import { decodeTree, type Entry, type ShallowEntry, type Tree } from "./tree.js";
 
 export class TreeLoader {
   private readonly trees = new Map<string, Tree>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: SnapshotsAndBlobs) {}
 
-  /** The whole tree under `root`; a missing tree object is STEAD_INVALID_STATE naming it. */
+  /** The whole tree under `root`; a missing tree object is STEAD_SNAPSHOT_DAMAGED naming it. */
   async load(root: string): Promise<Tree> {
     await this.loadMany([root]);
     return this.trees.get(root) as Tree;
@@ -48,7 +48,7 @@ export class TreeLoader {
 }
 
 function missingTree(hash: string): SteadError {
-  return new SteadError("STEAD_INVALID_STATE", `workspace tree object ${hash.slice(0, 12)} is missing from the store`, {
+  return new SteadError("STEAD_SNAPSHOT_DAMAGED", `workspace tree object ${hash.slice(0, 12)} is missing from the store`, {
     fix: "the snapshot is incomplete (its blobs were deleted); restore another snapshot of the run",
   });
 }

@@ -62,7 +62,7 @@ export type ShallowEntry = FileEntry | LinkEntry | { kind: "dir"; mode: number; 
 const HASH = /^[0-9a-f]{64}$/;
 
 function badTree(hash: string, why: string): SteadError {
-  return new SteadError("STEAD_INVALID_STATE", `workspace tree object ${hash.slice(0, 12)} is malformed: ${why}`, {
+  return new SteadError("STEAD_SNAPSHOT_DAMAGED", `workspace tree object ${hash.slice(0, 12)} is malformed: ${why}`, {
     fix: "the store holds a damaged snapshot; restore another snapshot of the run",
   });
 }

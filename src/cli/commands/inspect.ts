@@ -15,7 +15,7 @@ function parseStatuses(text: string): RunStatus[] {
   const list = text.split(",").map((s) => s.trim()).filter(Boolean);
   const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
   if (bad.length > 0 || list.length === 0) {
-    throw new SteadError("STEAD_BAD_INPUT", `unknown run status ${JSON.stringify(bad[0] ?? text)}`, {
+    throw new SteadError("STEAD_BAD_OPTION", `unknown run status ${JSON.stringify(bad[0] ?? text)}`, {
       fix: `use a comma-separated list of: ${STATUSES.join(", ")}`,
     });
   }

@@ -52,7 +52,7 @@ export function registerRun(program: Command): void {
     .action(
       act(async (file: string, o: RunOptions, cmd: Command) => {
         if (o.detach && o.workspacePolicy !== undefined) {
-          throw new SteadError("STEAD_BAD_INPUT", "--workspace-policy applies to the process that executes the run, and --detach executes nothing here", {
+          throw new SteadError("STEAD_BAD_OPTION", "--workspace-policy applies to the process that executes the run, and --detach executes nothing here", {
             fix: "pass it to `stead worker` instead",
           });
         }

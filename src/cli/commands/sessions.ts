@@ -30,7 +30,7 @@ export function registerSessions(program: Command): void {
             await stead.ready();
             const last = (await stead.store.listRuns({ sessionId, limit: 100_000 })).pop();
             if (!last?.module) {
-              throw new SteadError("STEAD_BAD_INPUT", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
+              throw new SteadError("STEAD_BAD_OPTION", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
                 fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
               });
             }
@@ -91,7 +91,7 @@ export function registerSessions(program: Command): void {
         const o = cmd.optsWithGlobals<{ json?: boolean }>();
         await withStead(cmd, false, async (stead) => {
           const runs = await stead.store.listRuns({ sessionId, limit: 100_000 });
-          if (runs.length === 0) throw new SteadError("STEAD_BAD_INPUT", `no session ${idExcerpt(sessionId)}`, { fix: "list sessions with `stead sessions`" });
+          if (runs.length === 0) throw new SteadError("STEAD_SESSION_NOT_FOUND", `no session ${idExcerpt(sessionId)}`, { fix: "list sessions with `stead sessions`" });
           const turns = sessionTranscript(await Promise.all(runs.map(async (run) => ({ run, journal: await stead.store.journal(run.id) }))));
           const definition = runs[runs.length - 1]?.definition ?? "?";
           if (o.json) return printJson({ session: sessionId, definition, turns });

@@ -57,7 +57,7 @@ export function registerTransfer(program: Command): void {
       act(async (file: string, _o: unknown, cmd: Command) => {
         const stdin = file === "-";
         if (!stdin && (!existsSync(file) || !statSync(file).isFile())) {
-          throw new SteadError("STEAD_BAD_INPUT", `no dump file at ${file}`, { fix: "pass the file `stead export --out <file>` wrote, or - to read standard input" });
+          throw new SteadError("STEAD_BAD_PATH", `no dump file at ${file}`, { fix: "pass the file `stead export --out <file>` wrote, or - to read standard input" });
         }
         // The whole dump is checked before the target store is opened: a bad dump creates nothing.
         const dump = await VerifiedDump.from(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
@@ -85,7 +85,7 @@ async function exportToFile(store: Parameters<typeof exportStore>[0], out: strin
     stream = createWriteStream(tmp, { flags: "wx" });
     await new Promise<void>((resolve, reject) => stream.once("open", () => resolve()).once("error", reject));
   } catch (e) {
-    throw new SteadError("STEAD_BAD_INPUT", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
+    throw new SteadError("STEAD_BAD_PATH", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
   }
   try {
     const summary = await exportStore(store, stream, EXPORT_OPTIONS);

@@ -55,7 +55,7 @@ function noteLines(snapshots: readonly { seq?: number; notes: StoredNotes }[]): 
 function parseInt(text: string, what: string, min: number): number {
   const n = Number(text);
   if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < min) {
-    throw new SteadError("STEAD_BAD_INPUT", `${what} must be a whole number of at least ${min}, not ${JSON.stringify(text)}`, { fix: `for example ${what} ${Math.max(min, 3)}` });
+    throw new SteadError("STEAD_BAD_OPTION", `${what} must be a whole number of at least ${min}, not ${JSON.stringify(text)}`, { fix: `for example ${what} ${Math.max(min, 3)}` });
   }
   return n;
 }
@@ -108,7 +108,7 @@ export function registerWorkspace(program: Command): void {
     .action(
       act(async (runId: string, o: { step?: string; seq?: string; to?: string }, cmd: Command) => {
         if (o.step !== undefined && o.seq !== undefined) {
-          throw new SteadError("STEAD_BAD_INPUT", "--step and --seq both name a snapshot", { fix: "pass one of them" });
+          throw new SteadError("STEAD_BAD_OPTION", "--step and --seq both name a snapshot", { fix: "pass one of them" });
         }
         const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
         await withStead(cmd, "read", async (stead) => {
@@ -116,7 +116,7 @@ export function registerWorkspace(program: Command): void {
           const snapshot = await findSnapshot(stead.store, runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}) });
           const target = o.to ?? run.workspace;
           if (target === null || target === undefined) {
-            throw new SteadError("STEAD_BAD_INPUT", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
+            throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
           }
           checkRestoreTarget(resolve(target));
           const r = await restoreSnapshot(stead.store, snapshot, target);

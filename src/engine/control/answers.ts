@@ -2,20 +2,13 @@ import { SteadError } from "../../errors.js";
 import type { Store, WaitRow } from "../../store/types.js";
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
 import { encodePayload } from "../payload.js";
-import { toolDecisionFields } from "../tool-decisions.js";
 import { resolveWaitUnit } from "../waits.js";
 import { atText, byText, commitOne, keyed, raced, requireRun, type KeyOption } from "./common.js";
+import { NO_DECISION_FIELDS, type Decision, type DecisionRules, type FieldValues } from "./decision-rules.js";
 
 /** Answers to what a run waits for: approvals (approve, deny) and signals. */
 
-export interface Decision {
-  by?: string | null;
-  reason?: string | null;
-  /** Tool approvals only: replacement arguments, validated against the tool's input schema (an invalid edit is refused, the wait stays open). */
-  input?: unknown;
-  /** Tool approvals only: "run" approves every later call of the same tool in this run. Default "once". */
-  scope?: "once" | "run";
-}
+export type { Decision };
 
 export interface DecisionResult {
   runId: string;
@@ -49,12 +42,10 @@ function notWaiting(runId: string, status: string, name: string, kind: string, w
   });
 }
 
-interface Recorded {
+interface Recorded extends Record<string, unknown> {
   approved?: unknown;
   by?: unknown;
   at?: unknown;
-  input?: unknown;
-  scope?: unknown;
 }
 
 function recordedOf(w: WaitRow): Recorded {
@@ -69,14 +60,14 @@ function recordedOf(w: WaitRow): Recorded {
  * A decision already recorded on this approval: the same one again succeeds (`already`); another
  * is refused naming who decided what, and when. Undefined: the approval is not decided.
  */
-function decidedAlready(runId: string, name: string, approved: boolean, d: Decision, w: WaitRow | undefined): Replayable<DecisionResult> | undefined {
+function decidedAlready(runId: string, name: string, approved: boolean, fields: FieldValues, rules: DecisionRules, w: WaitRow | undefined): Replayable<DecisionResult> | undefined {
   if (!w || w.kind !== "approval" || w.status !== "resolved") return undefined;
   const rec = recordedOf(w);
-  const same = rec.approved === approved && sameArgs(rec.input, d.input) && (rec.scope ?? "once") === (d.scope ?? "once");
+  const same = rec.approved === approved && rules.same(rec, fields);
   const by = typeof rec.by === "string" ? rec.by : w.resolvedBy;
   const at = typeof rec.at === "number" ? rec.at : (w.resolvedAt ?? 0);
   if (same) return { runId, wait: name, approved, by, at, already: true };
-  const what = rec.approved === true ? (rec.input !== undefined ? "approved with edited arguments" : "approved") : "denied";
+  const what = rules.describe(rec);
   throw new SteadError("STEAD_INVALID_STATE", `"${name}" on run ${runId} was already ${what}${byText(by)}${atText(at)}; a decision stands once made`, {
     runId,
     wait: name,
@@ -84,26 +75,59 @@ function decidedAlready(runId: string, name: string, approved: boolean, d: Decis
   });
 }
 
-export async function decide(store: Store, runId: string, name: string, approved: boolean, d: Decision = {}, limit = Infinity, key?: KeyOption): Promise<Replayable<DecisionResult>> {
-  const args = { wait: name, approved, reason: d.reason ?? null, input: d.input, scope: d.scope };
+/** What every decision has besides its rules' fields: who, why, and the call's own idempotency key. */
+const OWN_FIELDS = new Set(["by", "reason", "idempotencyKey"]);
+
+/**
+ * The fields of `d` the rules read. A field they do not read is refused, not dropped: an edit
+ * silently ignored would approve a call the person meant to change.
+ */
+function fieldsOf(runId: string, name: string, d: Decision, rules: DecisionRules): FieldValues {
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(d)) {
+    if (OWN_FIELDS.has(k) || v === undefined) continue;
+    if (!rules.fields.includes(k)) {
+      throw new SteadError("STEAD_BAD_OPTION", `a decision on "${name}" (run ${runId}) cannot carry "${k}": this instance reads ${rules.fields.length ? rules.fields.map((f) => `"${f}"`).join(", ") : "no fields"} beyond by and reason`, {
+        runId,
+        wait: name,
+        fix: "decide with by and reason only, or through an instance made by createStead(), which reads an agent's tool approvals",
+      });
+    }
+    fields[k] = v;
+  }
+  return fields;
+}
+
+export async function decide(
+  store: Store,
+  runId: string,
+  name: string,
+  approved: boolean,
+  d: Decision = {},
+  limit = Infinity,
+  key?: KeyOption,
+  rules: DecisionRules = NO_DECISION_FIELDS,
+): Promise<Replayable<DecisionResult>> {
+  const fields = fieldsOf(runId, name, d, rules);
+  const args = { wait: name, approved, reason: d.reason ?? null, ...fields };
   return onceByKey<DecisionResult>(store, keyed(key, approved ? "approve" : "deny", runId, args, d.by ?? null), async (keyWrite) => {
     const { status, waits, wait } = await waitOf(store, runId, name);
-    const already = decidedAlready(runId, name, approved, d, wait);
+    const already = decidedAlready(runId, name, approved, fields, rules, wait);
     if (already) return already;
     if (!wait || wait.status !== "open" || wait.kind !== "approval") throw notWaiting(runId, status, name, "approval", waits);
     const at = Date.now();
-    const tool = toolDecisionFields(runId, name, wait.request, approved, d);
-    const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...tool }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
+    const own = rules.check({ runId, name, request: wait.request, approved, fields });
+    const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...own.recorded }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
     const outcome: DecisionResult = { runId, wait: name, approved, by: d.by ?? null, at };
     const unit = resolveWaitUnit(runId, name, result, d.by ?? null, {
       type: approved ? "approval.approved" : "approval.denied",
-      data: { wait: name, by: d.by ?? null, reason: d.reason ?? null, ...(tool.input !== undefined ? { edited: true } : {}), ...(tool.scope ? { scope: tool.scope } : {}) },
+      data: { wait: name, by: d.by ?? null, reason: d.reason ?? null, ...own.event },
     });
     if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);
     const r = await commitOne(store, unit);
     if (!r.ok) {
       // Another decision landed first: the same one is this one's too; another is refused by name.
-      const again = decidedAlready(runId, name, approved, d, (await waitOf(store, runId, name)).wait);
+      const again = decidedAlready(runId, name, approved, fields, rules, (await waitOf(store, runId, name)).wait);
       if (again) return again;
       throw raced(runId, r, `deciding "${name}"`);
     }

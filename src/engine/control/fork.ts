@@ -26,7 +26,7 @@ function cutAt(runId: string, journal: StepRow[], at: string | undefined): numbe
     });
   }
   if (i >= cut) {
-    throw new SteadError("STEAD_BAD_INPUT", `step "${at}" of run ${runId} has no final outcome, so it cannot be reused`, {
+    throw new SteadError("STEAD_BAD_OPTION", `step "${at}" of run ${runId} has no final outcome, so it cannot be reused`, {
       runId,
       stepId: at,
       fix: "fork at an earlier step, or without --at",

@@ -61,7 +61,7 @@ export async function release(store: Store, runId: string, ref: string | undefin
     const hold = await findOpenHold(store, runId, ref);
     const allowed = HOLD_CHOICES[hold.kind].map((c) => c.choice);
     if (!allowed.includes(o.choice)) {
-      throw new SteadError("STEAD_BAD_INPUT", `choice "${o.choice}" does not apply to a ${hold.kind} hold`, {
+      throw new SteadError("STEAD_BAD_OPTION", `choice "${o.choice}" does not apply to a ${hold.kind} hold`, {
         runId,
         fix: `choose one of: ${allowed.join(", ")}`,
       });
@@ -77,7 +77,7 @@ export async function release(store: Store, runId: string, ref: string | undefin
       }
     }
     if (o.choice === "result" && o.result === undefined) {
-      throw new SteadError("STEAD_BAD_INPUT", "choice \"result\" needs the step's outcome", { runId, fix: "pass it as JSON with --result '{...}'" });
+      throw new SteadError("STEAD_BAD_OPTION", "choice \"result\" needs the step's outcome", { runId, fix: "pass it as JSON with --result '{...}'" });
     }
     const steps: StepWrite[] = [];
     if (hold.kind === "ambiguous_effect") {

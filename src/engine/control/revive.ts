@@ -37,9 +37,7 @@ export async function resume(store: Store, runId: string, by: string | null = nu
       return { ...outcome, already: false };
     }
     if (run.status === "cancelled") return resumeCancelled(store, run, by, keyWrite);
-    if (run.status === "held") {
-      throw stateError(run, "resume", `it is on hold: release it with \`stead release ${runId} <hold> --choice ...\` (see \`stead why ${runId}\`)`);
-    }
+    if (run.status === "held") throw await heldError(store, run, "resume");
     // Resumed already (a repeat of the same command): say so, with who did it.
     const last = dataOf(await lastEvent(store, runId, "run.resumed"));
     if (!TERMINAL_STATUSES.includes(run.status) && (last.from === "paused" || last.from === "pause-requested" || last.from === "cancelled")) {
@@ -47,6 +45,32 @@ export async function resume(store: Store, runId: string, by: string | null = nu
     }
     throw stateError(run, "resume", "only paused or cancelled runs can be resumed (a failed one is retried: `stead retry <run>`)");
   });
+}
+
+/**
+ * The refusal of a command that needs a held run to continue. A run held because its code changed
+ * or diverged from its journal gets that hold's own code, so a caller can act on it without
+ * reading the hold (accept the change or fork; fix the divergence or fork); other holds are a state.
+ */
+async function heldError(store: Store, run: RunRow, verb: string): Promise<SteadError> {
+  const open = await store.holds({ runId: run.id, status: "open" });
+  const hold = open.find((h) => h.kind === "definition_changed") ?? open.find((h) => h.kind === "nondeterminism");
+  if (hold?.kind === "definition_changed") {
+    return new SteadError("STEAD_DEFINITION_CHANGED", `cannot ${verb} run ${run.id}: it is held because the code of ${run.definition} changed since it started (hold #${hold.id}: ${hold.reason})`, {
+      runId: run.id,
+      hold: hold.id,
+      fix: `accept the change (stead resume ${run.id} --accept-change), revert the code and release the hold (stead release ${run.id} definition_changed --choice retry), or fork the run (stead fork ${run.id})`,
+    });
+  }
+  if (hold?.kind === "nondeterminism") {
+    return new SteadError("STEAD_NONDETERMINISM", `cannot ${verb} run ${run.id}: it is held because replay diverged from its journal (hold #${hold.id}: ${hold.reason})`, {
+      runId: run.id,
+      hold: hold.id,
+      ...(hold.stepId ? { stepId: hold.stepId } : {}),
+      fix: `fix the divergence and release the hold (stead release ${run.id} nondeterminism --choice retry), or fork the run (stead fork ${run.id})`,
+    });
+  }
+  return stateError(run, verb, `it is on hold: release it with \`stead release ${run.id} <hold> --choice ...\` (see \`stead why ${run.id}\`)`);
 }
 
 /** The runs a cancellation of `root` ended, by the `via` it recorded on each. */
@@ -188,6 +212,7 @@ export async function retry(store: Store, runId: string, by: string | null = nul
     if (run.status !== "failed") {
       const last = dataOf(await lastEvent(store, runId, "run.retried"));
       if (!TERMINAL_STATUSES.includes(run.status) && "attempt" in last) return { runId, stepId: typeof last.step === "string" ? last.step : null, attempt: typeof last.attempt === "number" ? last.attempt : null, already: true };
+      if (run.status === "held") throw await heldError(store, run, "retry");
       throw stateError(run, "retry", run.status === "cancelled" ? `resume a cancelled run instead: stead resume ${runId}` : "only failed runs are retried");
     }
     await mayComeBack(store, run, "retry");

@@ -1,9 +1,9 @@
 import { SteadError } from "../../errors.js";
 import type { EventWrite, RunRow, Store } from "../../store/types.js";
-import type { ApprovalDecision, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
+import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
 import type { WorkflowDefinition } from "../definition.js";
 import { parseDuration } from "../durations.js";
-import { ENGINE, type EngineInternals, type Recovery } from "../internals.js";
+import type { EnginePort } from "../port.js";
 import { encodePayload } from "../payload.js";
 import { childOutcome, childStart, type ChildResult } from "./children.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -28,19 +28,8 @@ export interface ContextParts {
   storeOutputAs(stored: unknown): void;
 }
 
-/** The `ctx` a definition's function receives, with the engine's internals attached for the agent loop. */
-export function makeContext(x: ContextParts): WorkflowContext {
-  const ctx = publicContext(x);
-  attachEngine(ctx, engineInternals(x));
-  return ctx;
-}
-
-/** The one place the agent layer's view of the engine is attached to a ctx (read back by `engineOf`). */
-function attachEngine(ctx: WorkflowContext, internals: EngineInternals): void {
-  Object.defineProperty(ctx, ENGINE, { value: internals, enumerable: false });
-}
-
-function engineInternals(x: ContextParts): EngineInternals {
+/** The engine port handed to a ported body (the agent loop) beside the public ctx: see port.ts. */
+export function enginePort(x: ContextParts): EnginePort {
   const runId = x.run.id;
   return {
     run: x.run,
@@ -68,7 +57,8 @@ function engineInternals(x: ContextParts): EngineInternals {
   };
 }
 
-function publicContext(x: ContextParts): WorkflowContext {
+/** The `ctx` a definition's function receives. */
+export function publicContext(x: ContextParts): WorkflowContext {
   const runId = x.run.id;
   const limit = x.payloadLimit;
   const ctx: WorkflowContext = {
@@ -76,7 +66,7 @@ function publicContext(x: ContextParts): WorkflowContext {
     get idempotencyKey(): string {
       const info = stepScope.getStore();
       if (!info || info.runId !== runId) {
-        throw new SteadError("STEAD_BAD_INPUT", "ctx.idempotencyKey is only defined inside a step function", {
+        throw new SteadError("STEAD_INVALID_DEFINITION", "ctx.idempotencyKey is only defined inside a step function", {
           runId,
           fix: "read it inside ctx.step(id, fn), or use the `idempotencyKey` field of the step function's argument",
         });
@@ -88,7 +78,7 @@ function publicContext(x: ContextParts): WorkflowContext {
       const options = typeof a === "function" ? {} : a;
       if (typeof fn !== "function") {
         return Promise.reject(
-          new SteadError("STEAD_BAD_INPUT", `step "${id}" has no function`, {
+          new SteadError("STEAD_INVALID_DEFINITION", `step "${id}" has no function`, {
             runId,
             stepId: id,
             fix: "call ctx.step(id, fn) or ctx.step(id, options, fn)",

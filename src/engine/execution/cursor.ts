@@ -55,7 +55,7 @@ export class JournalCursor {
   /** Throws when `stepId` is not a valid id or was used before in this run, naming both call sites. */
   checkUnique(stepId: string): void {
     if (typeof stepId !== "string" || stepId.length === 0 || stepId.length > 200) {
-      throw new SteadError("STEAD_BAD_INPUT", `invalid step id ${JSON.stringify(stepId)} in run ${this.runId}`, {
+      throw new SteadError("STEAD_INVALID_DEFINITION", `invalid step id ${JSON.stringify(stepId)} in run ${this.runId}`, {
         runId: this.runId,
         fix: "give every step a non-empty string id of at most 200 characters",
       });

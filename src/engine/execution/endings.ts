@@ -13,7 +13,7 @@ export interface EndingParts {
   payloadLimit: number;
   cursor: JournalCursor;
   writer: FencedWriter;
-  /** What to store as the run's output instead of the returned value (EngineInternals.storeOutputAs). */
+  /** What to store as the run's output instead of the returned value (EnginePort.storeOutputAs). */
   storedOutput(): { value: unknown } | undefined;
 }
 

@@ -1,10 +1,10 @@
 import { SteadError, errorMessage } from "../../errors.js";
 import type { ClaimedRun, RunRow } from "../../store/types.js";
-import type { WorkflowContext } from "../context-types.js";
 import type { AnyDefinition } from "../definition.js";
-import type { Recovery } from "../internals.js";
+import type { Recovery, WorkflowContext } from "../context-types.js";
+import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
-import { makeContext } from "./context.js";
+import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";
 import { writeEnding, type EndingParts } from "./endings.js";
@@ -40,6 +40,8 @@ export class Execution {
   private readonly writer: FencedWriter;
   private readonly workspace: WorkspaceHooks;
   private readonly ctx: WorkflowContext;
+  /** What the ctx and the engine port are views of. */
+  private readonly parts: ContextParts;
   private readonly endingParts: EndingParts;
   private storedOutput: { value: unknown } | undefined;
 
@@ -67,7 +69,7 @@ export class Execution {
         : claimed.journal.length > 0
           ? { kind: "resumed", reason: "continued" }
           : { kind: "initial" };
-    this.ctx = makeContext({
+    this.parts = {
       run: this.run,
       recovery,
       signal: this.ended.signal,
@@ -79,7 +81,8 @@ export class Execution {
       writer: this.writer,
       track,
       storeOutputAs: (stored) => (this.storedOutput = { value: stored }),
-    });
+    };
+    this.ctx = publicContext(this.parts);
     this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, storedOutput: () => this.storedOutput };
   }
 
@@ -138,7 +141,8 @@ export class Execution {
     const input: unknown = decodePayload(run.input);
     let value: unknown;
     try {
-      value = await this.definition.fn(this.ctx, input);
+      const body = portedBody(this.definition);
+      value = body ? await body(this.ctx, input, enginePort(this.parts)) : await this.definition.fn(this.ctx, input);
     } catch (e) {
       this.end({ kind: "complete", result: { ok: false, error: e } });
       return;

@@ -2,7 +2,7 @@ import { StepFailedError, errorMessage } from "../../errors.js";
 import type { StepKind, StepRow } from "../../store/types.js";
 import type { StepInfo } from "../context-types.js";
 import { crashPoint } from "../crash-points.js";
-import type { EngineStepOptions } from "../internals.js";
+import type { EngineStepOptions } from "../port.js";
 import { decodeError, decodePayload, encodeError, encodePayload } from "../payload.js";
 import type { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";

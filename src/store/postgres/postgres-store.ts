@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
+import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
+import * as reads from "../sql/reads.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
   ClaimRequest,
@@ -38,6 +40,7 @@ import type {
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
 import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
+import { simpleStepWrite, STEP_COMMIT_SQL } from "./step-commit.js";
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -304,84 +307,46 @@ export class PostgresStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRow | undefined> {
-    const [r] = await this.query("SELECT * FROM runs WHERE id = $1", [id]);
+    const [r] = await this.query(SQL.text(reads.RUN_BY_ID), [id]);
     return r ? toRun(r) : undefined;
   }
 
-  /** The WHERE clause (and its parameters, $1…) of a run filter, shared by listRuns and countRuns. */
-  private runsWhere(filter: Omit<RunFilter, "limit">): { where: string; params: unknown[] } {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, v: unknown) => {
-      params.push(v);
-      where.push(sql.replace("?", `$${params.length}`));
-    };
-    if (filter.status?.length) add("status = ANY(?::text[])", filter.status);
-    if (filter.definition !== undefined) add("definition = ?", filter.definition);
-    if (filter.parentId !== undefined) add("parent_id = ?", filter.parentId);
-    if (filter.sessionId !== undefined) add("session_id = ?", filter.sessionId);
-    return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
-  }
-
   async listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
-    const { where, params } = this.runsWhere(filter);
-    params.push(filter.limit ?? 1000);
-    const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
-    return (await this.query(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT $${params.length}`, params)).map(toRun);
+    const q = reads.listRuns(SQL, filter);
+    return (await this.query(q.sql, q.params)).map(toRun);
   }
 
   async countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const { where, params } = this.runsWhere(filter);
-    const rows = await this.query(`SELECT COUNT(*)::int AS n FROM runs ${where}`, params);
+    const q = reads.countRuns(SQL, filter);
+    const rows = await this.query(q.sql, q.params);
     return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
   }
 
   async journal(runId: string): Promise<StepRow[]> {
-    return (await this.query("SELECT * FROM steps WHERE run_id = $1 ORDER BY seq", [runId])).map(toStep);
+    return (await this.query(SQL.text(reads.JOURNAL), [runId])).map(toStep);
   }
 
   async waits(runId: string): Promise<WaitRow[]> {
-    return (await this.query("SELECT * FROM waits WHERE run_id = $1 ORDER BY seq", [runId])).map(toWait);
+    return (await this.query(SQL.text(reads.WAITS_OF_RUN), [runId])).map(toWait);
   }
 
   async dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    // The predicate repeats waits_wake's (migration 2) so the partial index serves it.
-    const rows = await this.query("SELECT * FROM waits WHERE status = 'open' AND kind IN ('timer', 'quota') AND wake_at <= $1 ORDER BY wake_at LIMIT $2", [now, limit]);
+    const rows = await this.query(SQL.text(reads.DUE_TIMERS), [now, limit]);
     return rows.map(toWait);
   }
 
   async holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.runId !== undefined) {
-      params.push(filter.runId);
-      where.push(`run_id = $${params.length}`);
-    }
-    if (filter.status !== undefined) {
-      params.push(filter.status);
-      where.push(`status = $${params.length}`);
-    }
-    if (filter.kind !== undefined) {
-      params.push(filter.kind);
-      where.push(`kind = $${params.length}`);
-    }
-    return (await this.query(`SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, params)).map(toHold);
+    const q = reads.holds(SQL, filter);
+    return (await this.query(q.sql, q.params)).map(toHold);
   }
 
   async events(filter: EventFilter = {}): Promise<EventRow[]> {
-    const params: unknown[] = [filter.afterSeq ?? 0];
-    let where = "seq > $1";
-    if (filter.runId !== undefined) {
-      params.push(filter.runId);
-      where += ` AND run_id = $${params.length}`;
-    }
-    params.push(filter.limit ?? 10_000);
     // Hazard: sequence numbers are taken before commit, so under concurrent writers a later seq
     // can become visible before an earlier one, and a follower that moved past it skips that
     // event. Events are for people and tools (resume never reads them); filtering by the
     // snapshot horizon instead would hide every event while any transaction in the cluster runs long.
-    const sql = `SELECT * FROM events WHERE ${where} ORDER BY seq LIMIT $${params.length}`;
-    return (await this.query(sql, params)).map(toEvent);
+    const q = reads.events(SQL, filter);
+    return (await this.query(q.sql, q.params)).map(toEvent);
   }
 
   /**
@@ -403,7 +368,7 @@ export class PostgresStore implements Store {
       );
       const row = inserted.rows[0] as Raw | undefined;
       if (!row) {
-        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
+        throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, { runId: run.id, fix: "choose another run id, or omit it to get a fresh one" });
       }
       // The run exists now: the journal, events and key go through the same function as every commit.
       const applied = await c.query("SELECT stead_commit($1::jsonb) AS r", [JSON.stringify([[{ runId: run.id, steps: run.journal ?? [], events, ...(idempotency ? { idempotency } : {}) }]])]);
@@ -571,7 +536,7 @@ export class PostgresStore implements Store {
   async listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
     const bySession = filter.sessionId !== undefined;
     const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
-    return (await this.query(sessionsSql((i) => `$${i}`, bySession), params)).map(toSession);
+    return (await this.query(SQL.text(sessionsSql(bySession)), params)).map(toSession);
   }
 
   async renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number): Promise<string[]> {
@@ -587,10 +552,7 @@ export class PostgresStore implements Store {
   }
 
   async leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    const rows = await this.query(
-      "SELECT id, fence, lease_owner, owner_host, owner_pid, owner_start, lease_expires_at FROM runs WHERE status = 'running' AND owner_host = $1",
-      [host],
-    );
+    const rows = await this.query(SQL.text(reads.LEASES_ON_HOST), [host]);
     return rows.map((r) => {
       const run = toRun({ ...r, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: false, created_at: 0, updated_at: 0 });
       return { runId: run.id, fence: run.fence, leaseOwner: run.leaseOwner ?? "", ownerHost: run.ownerHost, ownerPid: run.ownerPid, ownerStart: run.ownerStart, leaseExpiresAt: run.leaseExpiresAt };
@@ -740,26 +702,27 @@ export class PostgresStore implements Store {
   async getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
     const out: BlobRow[] = [];
     for (let i = 0; i < hashes.length; i += 500) {
-      const rows = await this.query("SELECT hash, size, data FROM blobs WHERE hash = ANY($1::text[])", [hashes.slice(i, i + 500)]);
+      const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
+      const rows = await this.query(SQL.text(q.sql), q.params);
       for (const r of rows) out.push(toBlob(r));
     }
     return out;
   }
 
   async snapshots(runId: string): Promise<SnapshotRow[]> {
-    return (await this.query("SELECT * FROM snapshots WHERE run_id = $1 ORDER BY seq, id", [runId])).map(toSnapshot);
+    return (await this.query(SQL.text(reads.SNAPSHOTS_OF_RUN), [runId])).map(toSnapshot);
   }
 
   async getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
     const [r] =
       "seq" in at
-        ? await this.query("SELECT * FROM snapshots WHERE run_id = $1 AND seq = $2 AND source <> 'settle'", [runId, at.seq])
-        : await this.query("SELECT * FROM snapshots WHERE run_id = $1 AND step_id = $2 AND source = 'step' ORDER BY seq DESC LIMIT 1", [runId, at.stepId]);
+        ? await this.query(SQL.text(reads.SNAPSHOT_AT_SEQ), [runId, at.seq])
+        : await this.query(SQL.text(reads.SNAPSHOT_OF_STEP), [runId, at.stepId]);
     return r ? toSnapshot(r) : undefined;
   }
 
   async snapshotRoots(): Promise<string[]> {
-    return (await this.query("SELECT DISTINCT root FROM snapshots")).map((r) => String(r.root));
+    return (await this.query(reads.SNAPSHOT_ROOTS)).map((r) => String(r.root));
   }
 
   async pruneSnapshots(keepSteps: number): Promise<number> {
@@ -878,75 +841,6 @@ const RESERVE_BYTES = 1024 * 1024;
 
 /** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
 const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean", bytes: "text" };
-
-/**
- * The write almost every step makes: under its lease, journal rows, events, and lost_claims back to
- * 0. It has its own statement (STEP_COMMIT_SQL) with exactly stead_apply_mutation's semantics for
- * this shape, minus the PL/pgSQL and JSON-unit overhead. Anything else takes stead_commit_logged.
- */
-interface SimpleStepWrite {
-  runId: string;
-  fence: number;
-  owner: string;
-  steps: unknown[];
-  events: unknown[];
-  lostClaims: number | null;
-}
-
-const SIMPLE_KEYS = new Set(["runId", "expect", "run", "steps", "events"]);
-
-function simpleStepWrite(unit: Unit | undefined): SimpleStepWrite | undefined {
-  const m = unit?.length === 1 ? unit[0] : undefined;
-  if (!m || m.optional || !m.expect?.lease) return undefined;
-  if (Object.keys(m).some((k) => !SIMPLE_KEYS.has(k) && (m as unknown as Record<string, unknown>)[k] !== undefined)) return undefined;
-  const ex = m.expect;
-  const lease = ex.lease;
-  if (!lease || ex.status !== undefined || ex.openWait !== undefined || ex.openHold !== undefined) return undefined;
-  const patch = m.run ?? {};
-  if (Object.keys(patch).some((k) => k !== "lostClaims" && (patch as Record<string, unknown>)[k] !== undefined)) return undefined;
-  return {
-    runId: m.runId,
-    fence: lease.fence,
-    owner: lease.owner,
-    steps: (m.steps ?? []).map((st) => ({ ...st, output: st.output ?? null, error: st.error ?? null, completedAt: st.completedAt ?? null, checkpoint: st.checkpoint ?? null })),
-    events: m.events ?? [],
-    lostClaims: patch.lostClaims ?? null,
-  };
-}
-
-/**
- * Data-modifying CTEs all run, on one snapshot; every write joins `r`, the run row locked FOR
- * UPDATE only if the lease (fence, owner, running) holds, so a fenced-out writer changes nothing
- * but the commit log that records its refusal.
- */
-const STEP_COMMIT_SQL = `
-WITH r AS (
-  SELECT id, pause_requested, lost_claims FROM runs
-  WHERE id = $1 AND fence = $2 AND lease_owner = $3 AND status = 'running' FOR UPDATE
-), u AS (
-  UPDATE runs SET lost_claims = $7::int, updated_at = stead_now_ms()
-  WHERE id = $1 AND $7::int IS NOT NULL AND EXISTS (SELECT 1 FROM r WHERE r.lost_claims <> $7::int)
-), s AS (
-  INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
-  SELECT $1, x.seq, x."stepId", x.kind, x.status, x.attempt, x.output, x.error, x."startedAt", x."completedAt", x.checkpoint
-  FROM r, jsonb_to_recordset($4::jsonb) AS x(seq int, "stepId" text, kind text, status text, attempt int, output text, error text, "startedAt" bigint, "completedAt" bigint, checkpoint text)
-  ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-    attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
-    checkpoint = excluded.checkpoint
-), e AS (
-  INSERT INTO events (run_id, type, at, data)
-  SELECT $1, x.e->>'type', stead_now_ms(), coalesce(x.e->'data', '{}'::jsonb)::text
-  FROM r, jsonb_array_elements($5::jsonb) WITH ORDINALITY AS x(e, i) ORDER BY x.i
-), res AS (
-  SELECT CASE
-    WHEN EXISTS (SELECT 1 FROM r) THEN jsonb_build_array(jsonb_build_object('ok', true, 'pauseRequested', (SELECT pause_requested FROM r)))
-    WHEN EXISTS (SELECT 1 FROM runs WHERE id = $1) THEN jsonb_build_array(jsonb_build_object('ok', false, 'reason', 'lease', 'runId', $1::text, 'status', (SELECT status FROM runs WHERE id = $1)))
-    ELSE jsonb_build_array(jsonb_build_object('ok', false, 'reason', 'missing', 'runId', $1::text))
-  END AS r
-), c AS (
-  INSERT INTO stead_commits (token, results, at) SELECT $6, res.r::text, stead_now_ms() FROM res
-)
-SELECT res.r FROM res`;
 
 function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
   const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as { ok: boolean; pauseRequested?: boolean; reason?: string; runId?: string; status?: string }[];

@@ -32,12 +32,16 @@ import type {
 import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo, toSnapshot } from "../snapshot-rows.js";
+import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
+import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
+import * as reads from "../sql/reads.js";
+import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
+import { indexPredicate } from "../schema/tables.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -358,35 +362,18 @@ export class SqliteStore implements Store {
   }
 
   getRun(id: string): Promise<RunRow | undefined> {
-    const r = this.stmt("SELECT * FROM runs WHERE id = ?").get(id) as Raw | undefined;
+    const r = this.stmt(reads.RUN_BY_ID).get(id) as Raw | undefined;
     return Promise.resolve(r ? toRun(r) : undefined);
   }
 
-  /** The WHERE clause (and its parameters) of a run filter, shared by listRuns and countRuns. */
-  private runsWhere(filter: Omit<RunFilter, "limit">): { where: string; params: unknown[] } {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.status?.length) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(filter.status));
-    }
-    for (const [column, value] of [["definition", filter.definition], ["parent_id", filter.parentId], ["session_id", filter.sessionId]] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      params.push(value);
-    }
-    return { where: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
-  }
-
   listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
-    const { where, params } = this.runsWhere(filter);
-    const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
-    return Promise.resolve((this.stmt(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT ?`).all(...params, filter.limit ?? 1000) as Raw[]).map(toRun));
+    const q = reads.listRuns(SQL, filter);
+    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toRun));
   }
 
   countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const { where, params } = this.runsWhere(filter);
-    return Promise.resolve((this.stmt(`SELECT COUNT(*) AS n FROM runs ${where}`).get(...params) as { n: number }).n);
+    const q = reads.countRuns(SQL, filter);
+    return Promise.resolve((this.stmt(q.sql).get(...q.params) as { n: number }).n);
   }
 
   journal(runId: string): Promise<StepRow[]> {
@@ -394,57 +381,33 @@ export class SqliteStore implements Store {
   }
 
   private journalSync(runId: string): StepRow[] {
-    return (this.stmt("SELECT * FROM steps WHERE run_id = ? ORDER BY seq").all(runId) as Raw[]).map(toStep);
+    return (this.stmt(reads.JOURNAL).all(runId) as Raw[]).map(toStep);
   }
 
   waits(runId: string): Promise<WaitRow[]> {
-    return Promise.resolve((this.stmt("SELECT * FROM waits WHERE run_id = ? ORDER BY seq").all(runId) as Raw[]).map(toWait));
+    return Promise.resolve((this.stmt(reads.WAITS_OF_RUN).all(runId) as Raw[]).map(toWait));
   }
 
   dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    const rows = this.stmt(
-      // The predicate repeats waits_wake's (migration 2) so the partial index serves it.
-      "SELECT * FROM waits WHERE status = 'open' AND kind IN ('timer', 'quota') AND wake_at <= ? ORDER BY wake_at LIMIT ?",
-    ).all(now, limit) as Raw[];
+    const rows = this.stmt(reads.DUE_TIMERS).all(now, limit) as Raw[];
     return Promise.resolve(rows.map(toWait));
   }
 
   holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.runId !== undefined) {
-      where.push("run_id = ?");
-      params.push(filter.runId);
-    }
-    if (filter.status !== undefined) {
-      where.push("status = ?");
-      params.push(filter.status);
-    }
-    if (filter.kind !== undefined) {
-      where.push("kind = ?");
-      params.push(filter.kind);
-    }
-    const sql = `SELECT * FROM holds ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id`;
-    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toHold));
+    const q = reads.holds(SQL, filter);
+    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toHold));
   }
 
   events(filter: EventFilter = {}): Promise<EventRow[]> {
-    const where: string[] = ["seq > ?"];
-    const params: unknown[] = [filter.afterSeq ?? 0];
-    if (filter.runId !== undefined) {
-      where.push("run_id = ?");
-      params.push(filter.runId);
-    }
-    params.push(filter.limit ?? 10_000);
-    const sql = `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`;
-    return Promise.resolve((this.stmt(sql).all(...params) as Raw[]).map(toEvent));
+    const q = reads.events(SQL, filter);
+    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toEvent));
   }
 
   async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const row = this.written(() => this.db.transaction(() => {
       if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
       if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
-        throw new SteadError("STEAD_BAD_INPUT", `a run with id ${run.id} already exists`, {
+        throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, {
           runId: run.id,
           fix: "choose another run id, or omit it to get a fresh one",
         });
@@ -486,16 +449,8 @@ export class SqliteStore implements Store {
   }
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
-    const s = this.stmt(
-      `INSERT INTO steps (run_id, seq, step_id, kind, status, attempt, output, error, started_at, completed_at, checkpoint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, seq) DO UPDATE SET step_id = excluded.step_id, kind = excluded.kind, status = excluded.status,
-         attempt = excluded.attempt, output = excluded.output, error = excluded.error, completed_at = excluded.completed_at,
-         checkpoint = excluded.checkpoint`,
-    );
-    for (const st of steps) {
-      s.run(runId, st.seq, st.stepId, st.kind, st.status, st.attempt, st.output ?? null, st.error ?? null, st.startedAt, st.completedAt ?? null, st.checkpoint ?? null);
-    }
+    const s = this.stmt(STEP_UPSERT_SQL);
+    for (const st of steps) s.run(...stepParams(runId, st));
   }
 
   private insertEvents(runId: string, events: readonly EventWrite[] | undefined, at: number): void {
@@ -671,8 +626,7 @@ export class SqliteStore implements Store {
     // After the insert, on purpose: events.seq is a rowid (max + 1), and deleting the highest rows
     // first would hand their numbers to the new events, below what a follower has already read.
     if (m.deleteEvents) {
-      // The predicate repeats events_compactable's (migration 5) so the partial index serves it.
-      this.stmt("DELETE FROM events WHERE run_id = ? AND type = 'model.delta' AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?").run(
+      this.stmt(DELETE_COMPACTED_SQL).run(
         m.runId,
         m.deleteEvents.step,
         m.deleteEvents.attempt,
@@ -736,7 +690,7 @@ export class SqliteStore implements Store {
   listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
     const bySession = filter.sessionId !== undefined;
     const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
-    return Promise.resolve((this.stmt(sessionsSql(() => "?", bySession)).all(...params) as Raw[]).map(toSession));
+    return Promise.resolve((this.stmt(sessionsSql(bySession)).all(...params) as Raw[]).map(toSession));
   }
 
   renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
@@ -754,9 +708,7 @@ export class SqliteStore implements Store {
   }
 
   leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    const rows = this.stmt(
-      "SELECT id, fence, lease_owner, owner_host, owner_pid, owner_start, lease_expires_at FROM runs WHERE status = 'running' AND owner_host = ?",
-    ).all(host) as Raw[];
+    const rows = this.stmt(reads.LEASES_ON_HOST).all(host) as Raw[];
     return Promise.resolve(
       rows.map((r) => {
         const run = toRun({ ...r, id: r.id, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: 0, created_at: 0, updated_at: 0 });
@@ -855,27 +807,27 @@ export class SqliteStore implements Store {
 
   getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
     const out: BlobRow[] = [];
-    const s = this.stmt("SELECT hash, size, data FROM blobs WHERE hash IN (SELECT value FROM json_each(?))");
     for (let i = 0; i < hashes.length; i += 500) {
-      for (const r of s.all(JSON.stringify(hashes.slice(i, i + 500))) as Raw[]) out.push(toBlob(r));
+      const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
+      for (const r of this.stmt(q.sql).all(...q.params) as Raw[]) out.push(toBlob(r));
     }
     return Promise.resolve(out);
   }
 
   snapshots(runId: string): Promise<SnapshotRow[]> {
-    return Promise.resolve((this.stmt("SELECT * FROM snapshots WHERE run_id = ? ORDER BY seq, id").all(runId) as Raw[]).map(toSnapshot));
+    return Promise.resolve((this.stmt(reads.SNAPSHOTS_OF_RUN).all(runId) as Raw[]).map(toSnapshot));
   }
 
   getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
     const r =
       "seq" in at
-        ? (this.stmt("SELECT * FROM snapshots WHERE run_id = ? AND seq = ? AND source <> 'settle'").get(runId, at.seq) as Raw | undefined)
-        : (this.stmt("SELECT * FROM snapshots WHERE run_id = ? AND step_id = ? AND source = 'step' ORDER BY seq DESC LIMIT 1").get(runId, at.stepId) as Raw | undefined);
+        ? (this.stmt(reads.SNAPSHOT_AT_SEQ).get(runId, at.seq) as Raw | undefined)
+        : (this.stmt(reads.SNAPSHOT_OF_STEP).get(runId, at.stepId) as Raw | undefined);
     return Promise.resolve(r ? toSnapshot(r) : undefined);
   }
 
   snapshotRoots(): Promise<string[]> {
-    return Promise.resolve((this.stmt("SELECT DISTINCT root FROM snapshots").all() as Raw[]).map((r) => String(r.root)));
+    return Promise.resolve((this.stmt(reads.SNAPSHOT_ROOTS).all() as Raw[]).map((r) => String(r.root)));
   }
 
   async pruneSnapshots(keepSteps: number): Promise<number> {
@@ -919,6 +871,9 @@ export class SqliteStore implements Store {
     return Promise.resolve(out);
   }
 }
+
+/** The predicate is events_compactable's, so the partial index serves it. */
+const DELETE_COMPACTED_SQL = `DELETE FROM events WHERE run_id = ? AND ${indexPredicate("events", "events_compactable")} AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?`;
 
 function emptyStore(path: string): SteadError {
   return new SteadError("STEAD_STORE_MISSING", `${path} is empty: it holds no Stead store`, {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { TRANSFER_TABLES, type RowKey, type Store, type TransferRow, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type RowKey, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import { rowKey, tableSchema } from "./tables.js";
 
 /** A table's row count and digest, as a dump's trailer records them. */
@@ -36,7 +36,7 @@ export class TableDigester {
 export const DEFAULT_PAGE_ROWS = 500;
 
 /** Every row of `table`, a page at a time, in the store's primary-key order. */
-export async function* pagesOf(store: Store, table: TransferTable, requestedRows = DEFAULT_PAGE_ROWS): AsyncGenerator<TransferRow[]> {
+export async function* pagesOf(store: TransferRows, table: TransferTable, requestedRows = DEFAULT_PAGE_ROWS): AsyncGenerator<TransferRow[]> {
   const pageRows = Math.min(requestedRows, tableSchema(table).pageRows ?? requestedRows);
   let after: RowKey | null = null;
   for (;;) {
@@ -49,7 +49,7 @@ export async function* pagesOf(store: Store, table: TransferTable, requestedRows
 }
 
 /** Row counts and digests of every transfer table of `store`, read back through `readRows`. */
-export async function digestStore(store: Store, pageRows = DEFAULT_PAGE_ROWS): Promise<StoreDigest> {
+export async function digestStore(store: TransferRows, pageRows = DEFAULT_PAGE_ROWS): Promise<StoreDigest> {
   const out = {} as StoreDigest;
   for (const table of TRANSFER_TABLES) {
     const d = new TableDigester();

@@ -42,7 +42,7 @@ export type DumpLine = { kind: "row"; table: TransferTable; row: TransferRow; as
 const FIX_DUMP = "import a complete dump written by `stead export`, unedited (export it again if in doubt)";
 
 export function badDump(where: string, problem: string, fix = FIX_DUMP): SteadError {
-  return new SteadError("STEAD_BAD_INPUT", `${where} ${problem}`, { fix });
+  return new SteadError("STEAD_BAD_DUMP", `${where} ${problem}`, { fix });
 }
 
 /** A value as JSON for a message; a missing one says so. */

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type Store, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type RunReads, type StoreLifecycle, type TransferRows, type TransferTable } from "../types.js";
 import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
 import { DIGEST_NAME, DUMP_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
@@ -34,7 +34,7 @@ export interface ExportSummary {
  * disagree, something wrote to the store meanwhile: the trailer is not written (so the partial
  * dump can never be imported) and the export fails.
  */
-export async function exportStore(store: Store, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
+export async function exportStore(store: StoreLifecycle & RunReads & TransferRows, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
   const info = await store.check();
   // readRows asks for every column of this schema: an older store lacks some.
@@ -83,7 +83,7 @@ export async function exportStore(store: Store, out: Writable, options: ExportOp
  * behind in the old store. Lease times are compared with this process's clock, which for a shared
  * store is close to, not exactly, the store's own.
  */
-async function refuseLiveLeases(store: Store, ownerIsDead: NonNullable<ExportOptions["ownerIsDead"]>): Promise<void> {
+async function refuseLiveLeases(store: StoreLifecycle & RunReads, ownerIsDead: NonNullable<ExportOptions["ownerIsDead"]>): Promise<void> {
   const now = Date.now();
   const live = (await store.listRuns({ status: ["running"], limit: 10_000 })).filter(
     (r) => r.leaseOwner !== null && (r.leaseExpiresAt ?? 0) > now && !ownerIsDead({ host: r.ownerHost, pid: r.ownerPid, start: r.ownerStart }),

@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { StringDecoder } from "node:string_decoder";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type Store, type TransferRow, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
@@ -28,7 +28,7 @@ export class VerifiedDump {
     private readonly spoolDir: string | undefined,
   ) {}
 
-  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_INPUT naming the first problem. */
+  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_DUMP naming the first problem. */
   static async from(input: DumpInput, name = "the dump"): Promise<VerifiedDump> {
     let reopen: () => Readable;
     let spoolDir: string | undefined;
@@ -96,7 +96,7 @@ export interface ImportSummary {
  * are in batches, then reads the store back and checks every table's count and digest against
  * the dump's trailer.
  */
-export async function importStore(store: Store, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
+export async function importStore(store: StoreLifecycle & TransferRows, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
   const dump = input instanceof VerifiedDump ? input : await VerifiedDump.from(input, options.name);
   try {
     await store.migrate();
@@ -123,19 +123,19 @@ export async function importStore(store: Store, input: DumpInput | VerifiedDump,
 
 const REMOVE_PARTIAL = "remove the target (delete the SQLite file, or drop and re-create the Postgres database), then import again";
 
-async function refuseNonEmpty(store: Store): Promise<void> {
+async function refuseNonEmpty(store: StoreLifecycle & TransferRows): Promise<void> {
   for (const table of TRANSFER_TABLES) {
     const [row] = await store.readRows(table, null, 1);
     if (!row) continue;
     throw new SteadError(
-      "STEAD_BAD_INPUT",
+      "STEAD_INVALID_STATE",
       table === "runs" ? `the store at ${store.location} already holds runs (run ${String(row.id)}, and maybe more)` : `the store at ${store.location} already holds ${table} rows`,
       { fix: "import into a new, empty store: a path where no file exists yet, or an empty Postgres database (createdb)" },
     );
   }
 }
 
-async function writeDump(store: Store, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
+async function writeDump(store: StoreLifecycle & TransferRows, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
   let batch: TransferRow[] = [];
   let table: TransferTable | undefined;
   let bytes = 0;

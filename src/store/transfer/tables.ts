@@ -1,20 +1,23 @@
 /**
  * The columns every store exports and imports, per table, in canonical order: the order of a row's
- * keys in a dump and in its digest. Both dialects' migrations must define exactly these columns
- * (same names); a migration that adds a column or a table adds it here too.
+ * keys in a dump and in its digest. They are the schema description's (`schema/tables.ts`), which
+ * both dialects' migrations must build exactly (a test checks): a column or a table a migration
+ * adds is added there, and appears here.
  *
  * Kinds: `text` (TEXT), `int` (INTEGER / BIGINT: a JS number, refused beyond 2^53), `bool`
  * (SQLite 0/1, Postgres BOOLEAN).
  */
 import { SteadError } from "../../errors.js";
-import type { RowKey, TransferRow, TransferTable, TransferValue } from "../types.js";
+import { TRANSFER_TABLES, type RowKey, type TransferRow, type TransferTable, type TransferValue } from "../types.js";
+import type { LogicalType } from "../schema/model.js";
+import { SCHEMA_VERSION, tableSpec } from "../schema/tables.js";
 
 /**
  * The schema version these column lists describe: every dialect's LATEST_VERSION (a test checks).
  * A dump of an older schema is still read: a column a later migration added says so (`since`),
  * and an older dump's rows, which lack it, hold null in it.
  */
-export const TRANSFER_SCHEMA_VERSION = 5;
+export const TRANSFER_SCHEMA_VERSION = SCHEMA_VERSION;
 
 /** `bytes`: SQLite BLOB, Postgres BYTEA; a transfer row carries it as base64 text. */
 export type ColumnKind = "text" | "int" | "bool" | "bytes";
@@ -37,141 +40,28 @@ export interface TableSchema {
   columns: readonly Column[];
 }
 
-const c = (name: string, kind: ColumnKind, nullable = false): Column => ({ name, kind, nullable });
-/** A nullable column added by migration `since`. */
-const added = (since: number, name: string, kind: ColumnKind): Column => ({ name, kind, nullable: true, since });
+const KIND: Record<LogicalType, ColumnKind> = { text: "text", int: "int", bigint: "int", bool: "bool", bytes: "bytes" };
 
-export const TABLE_SCHEMAS = {
-  runs: {
-    key: ["id"],
-    columns: [
-      c("id", "text"),
-      c("definition", "text"),
-      c("module", "text", true),
-      c("fingerprint", "text", true),
-      c("status", "text"),
-      c("input", "text"),
-      c("output", "text", true),
-      c("error", "text", true),
-      c("parent_id", "text", true),
-      c("parent_step_id", "text", true),
-      c("fence", "int"),
-      c("lease_owner", "text", true),
-      c("lease_expires_at", "int", true),
-      c("owner_host", "text", true),
-      c("owner_pid", "int", true),
-      c("owner_start", "text", true),
-      c("lost_claims", "int"),
-      c("pause_requested", "bool"),
-      c("created_at", "int"),
-      c("updated_at", "int"),
-      added(2, "session_id", "text"),
-      added(2, "turn", "int"),
-      added(3, "workspace", "text"),
-    ],
-  },
-  steps: {
-    key: ["run_id", "seq"],
-    columns: [
-      c("run_id", "text"),
-      c("seq", "int"),
-      c("step_id", "text"),
-      c("kind", "text"),
-      c("status", "text"),
-      c("attempt", "int"),
-      c("output", "text", true),
-      c("error", "text", true),
-      c("started_at", "int"),
-      c("completed_at", "int", true),
-      added(4, "checkpoint", "text"),
-    ],
-  },
-  waits: {
-    key: ["run_id", "name"],
-    columns: [
-      c("run_id", "text"),
-      c("name", "text"),
-      c("kind", "text"),
-      c("status", "text"),
-      c("seq", "int"),
-      c("request", "text", true),
-      c("wake_at", "int", true),
-      c("result", "text", true),
-      c("created_at", "int"),
-      c("resolved_at", "int", true),
-      c("resolved_by", "text", true),
-    ],
-  },
-  holds: {
-    key: ["id"],
-    serial: "id",
-    columns: [
-      c("id", "int"),
-      c("run_id", "text"),
-      c("kind", "text"),
-      c("step_id", "text", true),
-      c("seq", "int", true),
-      c("reason", "text"),
-      c("details", "text"),
-      c("status", "text"),
-      c("choice", "text", true),
-      c("created_at", "int"),
-      c("released_at", "int", true),
-      c("released_by", "text", true),
-    ],
-  },
-  events: {
-    key: ["seq"],
-    serial: "seq",
-    columns: [c("seq", "int"), c("run_id", "text"), c("type", "text"), c("at", "int"), c("data", "text")],
-  },
-  // Tables added by migration 3: a dump of an older schema has none of their rows.
-  blobs: {
-    key: ["hash"],
-    // A blob may be megabytes: pages stay small.
-    pageRows: 16,
-    columns: [c("hash", "text"), c("size", "int"), c("touched_at", "int"), c("data", "bytes")],
-  },
-  snapshots: {
-    key: ["id"],
-    serial: "id",
-    columns: [
-      c("id", "int"),
-      c("run_id", "text"),
-      c("seq", "int"),
-      c("step_id", "text", true),
-      c("source", "text"),
-      c("root", "text"),
-      c("files", "int"),
-      c("bytes", "int"),
-      c("files_changed", "int"),
-      c("new_bytes", "int"),
-      c("notes", "text", true),
-      c("checkpoint", "text", true),
-      c("created_at", "int"),
-    ],
-  },
-  // Added by migration 5: a dump of an older schema has none of its rows.
-  idempotency_keys: {
-    key: ["verb", "scope", "key"],
-    columns: [
-      c("verb", "text"),
-      c("scope", "text"),
-      c("key", "text"),
-      c("digest", "text"),
-      c("summary", "text"),
-      c("result", "text"),
-      c("actor", "text", true),
-      c("created_at", "int"),
-      c("expires_at", "int"),
-    ],
-  },
-} as const satisfies Record<TransferTable, TableSchema>;
+/** A blob may be megabytes: its pages stay small. */
+const PAGE_ROWS: Partial<Record<TransferTable, number>> = { blobs: 16 };
+
+function transferSchema(table: TransferTable): TableSchema {
+  const t = tableSpec(table);
+  const pageRows = PAGE_ROWS[table];
+  return {
+    key: t.key,
+    ...(t.serial ? { serial: t.serial.column } : {}),
+    ...(pageRows === undefined ? {} : { pageRows }),
+    columns: t.columns.map((c) => ({ name: c.name, kind: KIND[c.type], nullable: c.nullable, ...(c.since === undefined ? {} : { since: c.since }) })),
+  };
+}
+
+export const TABLE_SCHEMAS: Readonly<Record<TransferTable, TableSchema>> = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, transferSchema(t)])) as Record<TransferTable, TableSchema>;
 
 /** The table's schema; anything but a {@link TransferTable} is refused (names reach SQL text). */
 export function tableSchema(table: TransferTable): TableSchema {
   if (!Object.hasOwn(TABLE_SCHEMAS, table)) {
-    throw new SteadError("STEAD_BAD_INPUT", `${JSON.stringify(table)} is not a table Stead exports`, { fix: `use one of ${Object.keys(TABLE_SCHEMAS).join(", ")}` });
+    throw new SteadError("STEAD_BAD_OPTION", `${JSON.stringify(table)} is not a table Stead exports`, { fix: `use one of ${Object.keys(TABLE_SCHEMAS).join(", ")}` });
   }
   return TABLE_SCHEMAS[table];
 }
@@ -249,7 +139,7 @@ export function rowValues(table: TransferTable, row: TransferRow, where: string)
 
 function valuesAt(table: TransferTable, columns: readonly Column[], row: TransferRow, where: string): TransferValue[] {
   const bad = (problem: string) =>
-    new SteadError("STEAD_BAD_INPUT", `${where}: ${table} row ${problem}`, {
+    new SteadError("STEAD_BAD_DUMP", `${where}: ${table} row ${problem}`, {
       fix: "import only dumps written by `stead export`, unedited",
     });
   if (typeof row !== "object" || row === null || Array.isArray(row)) throw bad("is not an object");

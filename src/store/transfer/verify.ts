@@ -1,4 +1,4 @@
-import type { Store, TransferTable } from "../types.js";
+import type { StoreLifecycle, TransferRows, TransferTable } from "../types.js";
 import { TRANSFER_TABLES } from "../types.js";
 import { digestDifferences, digestStore, type TableDigest } from "./digest.js";
 
@@ -11,7 +11,7 @@ export interface StoreComparison {
 }
 
 /** Compares two stores (of any dialects) table by table: row counts and row digests. */
-export async function verifyStores(a: Store, b: Store): Promise<StoreComparison> {
+export async function verifyStores(a: StoreLifecycle & TransferRows, b: StoreLifecycle & TransferRows): Promise<StoreComparison> {
   const [da, db] = [await digestStore(a), await digestStore(b)];
   const differences = digestDifferences(da, db, a.location, b.location);
   const tables = Object.fromEntries(

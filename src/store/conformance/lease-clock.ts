@@ -9,10 +9,11 @@
  *   a store that used it would reclaim live leases and set lease ends an hour off, and fail.
  *
  * Hazard: the "store" clock assumes the store's clock agrees with this process's `Date.now()` within
- * STORE_CLOCK_TOLERANCE_MS (a server on this host). A server on a skewed host fails the range checks.
+ * the tolerance (default STORE_CLOCK_TOLERANCE_MS: a server on this host). A server on a host
+ * skewed by more fails the range checks.
  */
-import { expect } from "vitest";
-import type { Store } from "../../src/store/types.js";
+import type { Store } from "../types.js";
+import type { Expect } from "./test-api.js";
 
 /** Clock granularity and rounding between this process and a store on the same host. */
 export const STORE_CLOCK_TOLERANCE_MS = 50;
@@ -43,7 +44,7 @@ export interface SuiteClock {
   expectLeaseEnd(actual: number | null | undefined, at: CallSpan, leaseMs: number, what?: string): void;
 }
 
-function callerClock(): SuiteClock {
+function callerClock(expect: Expect): SuiteClock {
   let t = Date.now();
   return {
     kind: "caller",
@@ -64,11 +65,11 @@ function callerClock(): SuiteClock {
   };
 }
 
-function storeClock(): SuiteClock {
+function storeClock(expect: Expect, tolerance: number): SuiteClock {
   return {
     kind: "store",
     lease: 300,
-    epsilon: STORE_CLOCK_TOLERANCE_MS + 10,
+    epsilon: tolerance + 10,
     now: () => Date.now() + WORKER_CLOCK_AHEAD_MS,
     advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     async span(call) {
@@ -78,18 +79,18 @@ function storeClock(): SuiteClock {
     },
     expectLeaseEnd(actual, at, leaseMs, what = "lease end") {
       expect(actual, what).toEqual(expect.any(Number));
-      expect(actual, `${what} (set at store time ${at.before}..${at.after} + ${leaseMs} ms)`).toBeGreaterThanOrEqual(at.before + leaseMs - STORE_CLOCK_TOLERANCE_MS);
-      expect(actual, `${what} (set at store time ${at.before}..${at.after} + ${leaseMs} ms)`).toBeLessThanOrEqual(at.after + leaseMs + STORE_CLOCK_TOLERANCE_MS);
+      expect(actual, `${what} (set at store time ${at.before}..${at.after} + ${leaseMs} ms)`).toBeGreaterThanOrEqual(at.before + leaseMs - tolerance);
+      expect(actual, `${what} (set at store time ${at.before}..${at.after} + ${leaseMs} ms)`).toBeLessThanOrEqual(at.after + leaseMs + tolerance);
     },
   };
 }
 
-export function clockFor(store: Store): SuiteClock {
+export function clockFor(store: Store, expect: Expect, tolerance = STORE_CLOCK_TOLERANCE_MS): SuiteClock {
   switch (store.leaseClock) {
     case "caller":
-      return callerClock();
+      return callerClock(expect);
     case "store":
-      return storeClock();
+      return storeClock(expect, tolerance);
     default:
       throw new Error(`store ${store.dialect} reports leaseClock ${JSON.stringify(store.leaseClock)}; expected "caller" or "store"`);
   }

@@ -1,0 +1,26 @@
+/**
+ * The Store: every port together. Everything the engine and worker persist goes through it; a
+ * consumer that needs one concern takes that port alone. Implementations: `sqlite/` (embedded
+ * default) and `postgres/`; each must pass the conformance suite (`conformance/`) unchanged.
+ */
+import type { ClaimsAndLeases } from "./claims.js";
+import type { Commits } from "./commits.js";
+import type { IdempotencyKeys } from "./idempotency-keys.js";
+import type { StoreLifecycle } from "./lifecycle.js";
+import type { RunReads } from "./run-reads.js";
+import type { SnapshotsAndBlobs } from "./snapshots-blobs.js";
+import type { StorageReserve, StorageRoom } from "./storage-room.js";
+import type { TransferRows } from "./transfer-rows.js";
+import type { WorkerPresence } from "./worker-presence.js";
+
+export interface Store
+  extends StoreLifecycle,
+    RunReads,
+    Commits,
+    ClaimsAndLeases,
+    IdempotencyKeys,
+    SnapshotsAndBlobs,
+    StorageRoom,
+    TransferRows,
+    Partial<WorkerPresence>,
+    Partial<StorageReserve> {}

@@ -1,0 +1,55 @@
+/**
+ * What differs between the SQL dialects in the statements both stores share: placeholders
+ * (SQLite `?`, Postgres `$1`, `$2`, …) and a text column's membership in a list of values
+ * (SQLite binds a JSON array, Postgres a text[]). Shared statements are written with `?` and pass
+ * through `text` before they are prepared.
+ */
+export interface SqlDialect {
+  readonly name: "sqlite" | "postgres";
+  /** `sql`, written with `?` placeholders, in this dialect's placeholders. */
+  text(sql: string): string;
+  /** `column` equals one of `values`: one `?` in `sql`, bound to `param`. */
+  anyOf(column: string, values: readonly string[]): { sql: string; param: unknown };
+}
+
+/**
+ * `?` → `$1`, `$2`, … outside quoted text. Hazard: Postgres's jsonb `?` operators would be taken
+ * for placeholders, so shared statements never use them.
+ */
+export function numbered(sql: string): string {
+  let n = 0;
+  let out = "";
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else out += ch === "?" ? `$${++n}` : ch;
+  }
+  return out;
+}
+
+const numberedCache = new Map<string, string>();
+
+export const SQLITE_DIALECT: SqlDialect = {
+  name: "sqlite",
+  text: (sql) => sql,
+  anyOf: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, param: JSON.stringify(values) }),
+};
+
+export const POSTGRES_DIALECT: SqlDialect = {
+  name: "postgres",
+  text: (sql) => {
+    let t = numberedCache.get(sql);
+    if (t === undefined) {
+      t = numbered(sql);
+      // Statements with filters vary, but over a few dozen shapes: the cache stays small.
+      if (numberedCache.size < 1000) numberedCache.set(sql, t);
+    }
+    return t;
+  },
+  anyOf: (column, values) => ({ sql: `${column} = ANY(?::text[])`, param: values }),
+};
