@@ -41,6 +41,7 @@ import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
+import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
 import { mutationApplier, PreconditionFailed } from "./apply-mutation.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
@@ -665,16 +666,8 @@ export class SqliteStore implements Store {
   }
 
   private upsertSnapshots(runId: string, snapshots: readonly SnapshotWrite[]): void {
-    const s = this.stmt(
-      `INSERT INTO snapshots (run_id, seq, step_id, source, root, files, bytes, files_changed, new_bytes, notes, checkpoint, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, seq) WHERE source <> 'settle' DO UPDATE SET step_id = excluded.step_id, source = excluded.source, root = excluded.root,
-         files = excluded.files, bytes = excluded.bytes, files_changed = excluded.files_changed, new_bytes = excluded.new_bytes,
-         notes = excluded.notes, checkpoint = excluded.checkpoint, created_at = excluded.created_at`,
-    );
-    for (const x of snapshots) {
-      s.run(runId, x.seq, x.stepId, x.source, x.root, x.files, x.bytes, x.filesChanged, x.newBytes, x.notes, x.checkpoint, x.createdAt);
-    }
+    const s = this.stmt(SNAPSHOT_UPSERT_SQL);
+    for (const x of snapshots) s.run(...snapshotParams(runId, x));
   }
 
   async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
