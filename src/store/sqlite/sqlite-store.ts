@@ -33,7 +33,7 @@ import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
 import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
-import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
+import { earlierTurnsEnded, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
 import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
@@ -41,7 +41,8 @@ import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
-import { indexPredicate } from "../schema/tables.js";
+import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
+import { mutationApplier, PreconditionFailed } from "./apply-mutation.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -75,12 +76,6 @@ export interface SqliteStoreOptions {
 }
 
 export const DEFAULT_SQLITE_PATH = ".stead/stead.db";
-
-class PreconditionFailed extends Error {
-  constructor(readonly result: Extract<UnitResult, { ok: false }>) {
-    super(`precondition failed: ${result.reason}`);
-  }
-}
 
 type Raw = Record<string, unknown>;
 
@@ -500,7 +495,7 @@ export class SqliteStore implements Store {
       let pauseRequested = false;
       for (const m of unit) {
         if (!m.optional) {
-          pauseRequested ||= this.applyMutation(m, now)?.pauseRequested ?? false;
+          pauseRequested ||= this.applyMutation(m, now).pauseRequested;
           continue;
         }
         try {
@@ -527,112 +522,19 @@ export class SqliteStore implements Store {
     return this.commitTx;
   }
 
-  /** Returns the run's pause flag after the update. Throws PreconditionFailed, which rolls back the savepoint. */
-  private applyMutation(m: Mutation, now: number): { pauseRequested: boolean } | undefined {
-    const ex = m.expect ?? {};
-    // Every commit runs in a BEGIN IMMEDIATE transaction: the write lock is held from its start, so
-    // these reads and the writes after them are atomic; no claim or answer can slip in between.
-    // Checked in the order the Postgres store checks them, so both report the same reason.
-    const cur = this.stmt("SELECT status, fence, lease_owner, lost_claims, pause_requested FROM runs WHERE id = ?").get(m.runId) as
-      | Raw
-      | undefined;
-    if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
-    if (ex.openWait !== undefined) {
-      const w = this.stmt("SELECT status FROM waits WHERE run_id = ? AND name = ?").get(m.runId, ex.openWait) as Raw | undefined;
-      if (!w || w.status !== "open") throw new PreconditionFailed({ ok: false, reason: "wait", runId: m.runId });
-    }
-    if (ex.openHold !== undefined) {
-      const h = this.stmt("SELECT status FROM holds WHERE run_id = ? AND id = ?").get(m.runId, ex.openHold) as Raw | undefined;
-      if (!h || h.status !== "open") throw new PreconditionFailed({ ok: false, reason: "hold", runId: m.runId });
-    }
-    const status = String(cur.status) as RunStatus;
-    if (ex.lease && (Number(cur.fence) !== ex.lease.fence || cur.lease_owner !== ex.lease.owner || status !== "running")) {
-      throw new PreconditionFailed({ ok: false, reason: "lease", runId: m.runId, status });
-    }
-    if (ex.status && !ex.status.includes(status)) throw new PreconditionFailed({ ok: false, reason: "status", runId: m.runId, status });
-    if (m.idempotency && !this.recordKey(m.idempotency, now)) throw new PreconditionFailed({ ok: false, reason: "idempotency", runId: m.runId, status });
+  private applyMutationFn: ((m: Mutation, now: number) => { pauseRequested: boolean }) | undefined;
 
-    const sets: string[] = [];
-    const params: unknown[] = [];
-    const p = m.run ?? {};
-    const column = (name: string, value: unknown) => {
-      sets.push(`${name} = ?`);
-      params.push(value);
-    };
-    if (p.status !== undefined) column("status", p.status);
-    if (p.output !== undefined) column("output", p.output);
-    if (p.error !== undefined) column("error", p.error);
-    if (p.fingerprint !== undefined) column("fingerprint", p.fingerprint);
-    // A step commit asks for lostClaims 0, almost always already so: skipping the no-op update saves
-    // a page write per step.
-    if (p.lostClaims !== undefined && p.lostClaims !== Number(cur.lost_claims)) column("lost_claims", p.lostClaims);
-    if (p.pauseRequested !== undefined) column("pause_requested", p.pauseRequested ? 1 : 0);
-    if (p.releaseLease) sets.push("lease_owner = NULL", "lease_expires_at = NULL");
-    if (sets.length > 0) {
-      column("updated_at", now);
-      this.stmt(`UPDATE runs SET ${sets.join(", ")} WHERE id = ?`).run(...params, m.runId);
-    }
-    const pauseRequested = p.pauseRequested ?? Number(cur.pause_requested) !== 0;
-
-    if (m.deleteStepsFrom !== undefined) {
-      this.stmt("DELETE FROM steps WHERE run_id = ? AND seq >= ?").run(m.runId, m.deleteStepsFrom);
-    }
-    if (m.steps?.length) this.upsertSteps(m.runId, m.steps);
-    if (m.snapshots?.length) this.upsertSnapshots(m.runId, m.snapshots);
-    if (m.waits?.length) {
-      const s = this.stmt(
-        `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)
-         ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
-           wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL`,
-      );
-      for (const w of m.waits) s.run(m.runId, w.name, w.kind, w.seq, w.request ?? null, w.wakeAt ?? null, now);
-    }
-    if (m.reopenWaits?.length) {
-      const s = this.stmt("UPDATE waits SET status = 'open', result = NULL, resolved_at = NULL, resolved_by = NULL WHERE run_id = ? AND name = ? AND status = 'cancelled'");
-      for (const name of m.reopenWaits) s.run(m.runId, name);
-    }
-    if (m.resolveWaits?.length) {
-      const s = this.stmt(
-        "UPDATE waits SET status = ?, result = ?, resolved_at = ?, resolved_by = ? WHERE run_id = ? AND name = ? AND status = 'open'",
-      );
-      const step = this.stmt(
-        `UPDATE steps SET status = 'completed', output = ?, completed_at = ?
-         WHERE run_id = ? AND seq = (SELECT seq FROM waits WHERE run_id = ? AND name = ?)`,
-      );
-      for (const w of m.resolveWaits) {
-        const r = s.run(w.status, w.result ?? null, now, w.by ?? null, m.runId, w.name);
-        if (r.changes > 0 && w.status === "resolved") step.run(w.result ?? null, now, m.runId, m.runId, w.name);
-      }
-    }
-    if (m.holds?.length) {
-      const s = this.stmt(
-        `INSERT INTO holds (run_id, kind, step_id, seq, reason, details, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'open', ?)`,
-      );
-      for (const h of m.holds) s.run(m.runId, h.kind, h.stepId ?? null, h.seq ?? null, h.reason, h.details, now);
-    }
-    if (m.releaseHolds?.length) {
-      const s = this.stmt(
-        "UPDATE holds SET status = 'released', choice = ?, released_at = ?, released_by = ? WHERE run_id = ? AND id = ? AND status = 'open'",
-      );
-      for (const h of m.releaseHolds) s.run(h.choice, now, h.by ?? null, m.runId, h.id);
-    }
-    if (m.newRuns?.length) {
-      for (const r of m.newRuns) {
-        if (r.sessionId != null) throw sessionInNewRuns(r.id);
-        if (!this.stmt("SELECT 1 FROM runs WHERE id = ?").get(r.id)) this.insertRun(r);
-      }
-    }
-    this.insertEvents(m.runId, m.events, now);
-    // After the insert, on purpose: events.seq is a rowid (max + 1), and deleting the highest rows
-    // first would hand their numbers to the new events, below what a follower has already read.
-    if (m.deleteEvents) {
-      this.stmt(DELETE_COMPACTED_SQL).run(
-        m.runId,
-        m.deleteEvents.step,
-        m.deleteEvents.attempt,
-      );
-    }
-    return { pauseRequested };
+  /** Applies one mutation as mutation/plan.ts says (apply-mutation.ts). Throws PreconditionFailed, which rolls back the savepoint. */
+  private applyMutation(m: Mutation, now: number): { pauseRequested: boolean } {
+    this.applyMutationFn ??= mutationApplier({
+      stmt: (sql) => this.stmt(sql),
+      recordKey: (k, at) => this.recordKey(k, at),
+      upsertSteps: (runId, steps) => this.upsertSteps(runId, steps),
+      upsertSnapshots: (runId, snapshots) => this.upsertSnapshots(runId, snapshots),
+      insertRun: (run) => this.insertRun(run),
+      insertEvents: (runId, events, at) => this.insertEvents(runId, events, at),
+    });
+    return this.applyMutationFn(m, now);
   }
 
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
@@ -764,16 +666,8 @@ export class SqliteStore implements Store {
   }
 
   private upsertSnapshots(runId: string, snapshots: readonly SnapshotWrite[]): void {
-    const s = this.stmt(
-      `INSERT INTO snapshots (run_id, seq, step_id, source, root, files, bytes, files_changed, new_bytes, notes, checkpoint, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, seq) WHERE source <> 'settle' DO UPDATE SET step_id = excluded.step_id, source = excluded.source, root = excluded.root,
-         files = excluded.files, bytes = excluded.bytes, files_changed = excluded.files_changed, new_bytes = excluded.new_bytes,
-         notes = excluded.notes, checkpoint = excluded.checkpoint, created_at = excluded.created_at`,
-    );
-    for (const x of snapshots) {
-      s.run(runId, x.seq, x.stepId, x.source, x.root, x.files, x.bytes, x.filesChanged, x.newBytes, x.notes, x.checkpoint, x.createdAt);
-    }
+    const s = this.stmt(SNAPSHOT_UPSERT_SQL);
+    for (const x of snapshots) s.run(...snapshotParams(runId, x));
   }
 
   async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
@@ -871,9 +765,6 @@ export class SqliteStore implements Store {
     return Promise.resolve(out);
   }
 }
-
-/** The predicate is events_compactable's, so the partial index serves it. */
-const DELETE_COMPACTED_SQL = `DELETE FROM events WHERE run_id = ? AND ${indexPredicate("events", "events_compactable")} AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?`;
 
 function emptyStore(path: string): SteadError {
   return new SteadError("STEAD_STORE_MISSING", `${path} is empty: it holds no Stead store`, {
