@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { workflow } from "../src/index.js";
 import { EXECUTION_TRANSITIONS, Lifecycle, type ExecutionState, type ExecutionStateKind } from "../src/engine/execution/lifecycle.js";
 import { steadHarness } from "./helpers/temp-store.js";
+import { transitionTableCases } from "./helpers/transition-table.js";
 
 const SAMPLE: { [K in ExecutionStateKind]: Extract<ExecutionState, { kind: K }> } = {
   running: { kind: "running" },
@@ -36,15 +37,7 @@ describe("the execution's transition table", () => {
     for (const from of KINDS) for (const reason of Object.values(EXECUTION_TRANSITIONS[from])) expect(reason?.length ?? 0).toBeGreaterThan(10);
   });
 
-  it("moves along every listed transition", () => {
-    for (const from of KINDS) {
-      for (const to of Object.keys(EXECUTION_TRANSITIONS[from]) as ExecutionStateKind[]) {
-        const life = at(from);
-        life.move(SAMPLE[to]);
-        expect(life.current).toBe(SAMPLE[to]);
-      }
-    }
-  });
+  transitionTableCases<ExecutionStateKind, ExecutionState>({ table: EXECUTION_TRANSITIONS, what: "an execution", samples: SAMPLE, at, refusals: 10 });
 
   it("refuses every other transition with an internal error, and stays where it was", () => {
     let refused = 0;

@@ -1,3 +1,5 @@
+import { checkTransition, type TransitionTable } from "../engine/transitions.js";
+
 /**
  * The lifecycle of a worker, in the words of Temporal's worker (INITIALIZED, RUNNING, STOPPING,
  * DRAINING, DRAINED, STOPPED, FAILED), as this worker lives it.
@@ -38,7 +40,7 @@ export type WorkerStateKind = WorkerState["kind"];
  * the store's loss may land in the middle of a graceful stop; the stop then finishes its work
  * (it writes nothing a forced stop would not) without moving the state again.
  */
-export const WORKER_TRANSITIONS: { readonly [F in WorkerStateKind]: { readonly [T in WorkerStateKind]?: string } } = {
+export const WORKER_TRANSITIONS: TransitionTable<WorkerStateKind> = {
   initialized: {
     running: "start()",
     stopping: "stop() before start(): it finds nothing to drain and ends stopped",
@@ -93,9 +95,7 @@ export class WorkerLifecycle {
 
   /** Throws an internal error on a transition the table does not list. */
   move(to: WorkerState): void {
-    if (WORKER_TRANSITIONS[this.state.kind][to.kind] === undefined) {
-      throw new Error(`internal: a worker cannot go from ${this.state.kind} to ${to.kind}`);
-    }
+    checkTransition(WORKER_TRANSITIONS, "a worker", this.state.kind, to.kind);
     this.state = to;
   }
 

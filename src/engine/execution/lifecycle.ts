@@ -1,5 +1,6 @@
 import type { HoldKind, Mutation, StepKind, WaitOpen } from "../../store/types.js";
 import type { ExecutionOutcome } from "./outcome.js";
+import { checkTransition, type TransitionTable } from "../transitions.js";
 
 /** A hold an execution puts on its run: what it is, why, and the journal position it is about. */
 export interface HoldFacts {
@@ -58,7 +59,7 @@ export type ExecutionStateKind = ExecutionState["kind"];
  * (the first claimed wins: e.g. the code returns while a pause waits for its turn), and a second
  * finish (an abort racing the ending's own write: the first outcome wins).
  */
-export const EXECUTION_TRANSITIONS: { readonly [F in ExecutionStateKind]: { readonly [T in ExecutionStateKind]?: string } } = {
+export const EXECUTION_TRANSITIONS: TransitionTable<ExecutionStateKind> = {
   running: {
     "pause-requested": "a commit reported that a person asked to pause the run",
     ending: "the code returned or threw; a hold (crash loop, changed definition, workspace gap, replay divergence, ambiguous effect); a wait parks the run; the worker releases it on graceful shutdown",
@@ -100,9 +101,7 @@ export class Lifecycle {
 
   /** Throws an internal error on a transition the table does not list. */
   move(to: ExecutionState): void {
-    if (EXECUTION_TRANSITIONS[this.state.kind][to.kind] === undefined) {
-      throw new Error(`internal: an execution cannot go from ${this.state.kind} to ${to.kind}`);
-    }
+    checkTransition(EXECUTION_TRANSITIONS, "an execution", this.state.kind, to.kind);
     this.state = to;
   }
 }
