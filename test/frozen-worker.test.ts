@@ -65,16 +65,29 @@ for (const store of ["sqlite", "postgres"] as const) {
 
     it("frozen from outside for well past its lease while busy, once continued it starts no step the other worker completed", async () => {
       const ids = Array.from({ length: 6 }, (_, i) => `b${i}`);
-      // Long enough (about 6 s) that the runs are still under way when the other worker is up, however slowly it starts.
-      const input = { steps: 240, delayMs: 15, jitterMs: 20, logStarts: true };
+      const input = { steps: 60, delayMs: 15, jitterMs: 20, logStarts: true };
       const busy = box.spawn(config({ leaseMs: 1500, concurrency: ids.length, start: ids.map((id) => ({ id, workflow: "many", input })) }));
       await busy.started();
       await box.waitForEffect((l) => l.stepId === "s05" && l.phase === "done", "the runs to be under way", 20_000);
+      const claimedByOtherNow = async () => (await Promise.all(ids.map((id) => stead.events({ runId: id })))).flat().some((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
+      // Frozen before the other worker starts, so the runs are still under way however slowly it
+      // starts. Hazard (SQLite): a freeze inside a write transaction keeps the file's write lock, and
+      // no other process can claim until it continues; such a freeze is let go and tried again.
+      busy.child.kill("SIGSTOP");
       const other = box.spawn(config({ leaseMs: 1500, concurrency: ids.length }));
       await other.ready();
-      busy.child.kill("SIGSTOP");
-      // Past its lease, and long enough for the other worker to take every run over and finish steps.
-      await new Promise((r) => setTimeout(r, 4500));
+      for (let tries = 0; tries < 5; tries++) {
+        if (tries > 0) {
+          busy.child.kill("SIGCONT");
+          await new Promise((r) => setTimeout(r, 50 + tries * 30));
+          busy.child.kill("SIGSTOP");
+        }
+        // Past its lease, and long enough for the other worker to take runs over and finish steps.
+        await new Promise((r) => setTimeout(r, 4500));
+        const until = Date.now() + 4000;
+        while (Date.now() < until && !(await claimedByOtherNow())) await new Promise((r) => setTimeout(r, 100));
+        if (await claimedByOtherNow()) break;
+      }
       busy.child.kill("SIGCONT");
       for (const id of ids) await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
       expect(await busy.terminate(20_000)).toEqual({ code: 0, signal: null });

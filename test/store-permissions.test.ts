@@ -30,7 +30,10 @@ function permissionsUntestable(): string | undefined {
   if (process.platform === "win32") return "POSIX file permissions are not available on Windows";
   if (!IS_ROOT) return undefined;
   const r = spawnSync(process.execPath, ["-e", "process.exit(process.getuid() === 65534 ? 0 : 1)"], { ...NOBODY, stdio: "ignore" });
-  return r.status === 0 ? undefined : "running as root, and a process cannot be started as nobody (uid 65534) to be bound by file permissions";
+  if (r.status !== 0) return "running as root, and a process cannot be started as nobody (uid 65534) to be bound by file permissions";
+  // A checkout inside a directory only root may enter (mktemp -d makes one) cannot be loaded by nobody at all.
+  const reach = spawnSync(process.execPath, ["-e", `require("fs").accessSync(${JSON.stringify(BIN)}, require("fs").constants.R_OK)`], { ...NOBODY, stdio: "ignore" });
+  return reach.status === 0 ? undefined : `running as root, and nobody (uid 65534) cannot read the CLI at ${BIN} (a directory above it is closed to other users)`;
 }
 const UNTESTABLE = permissionsUntestable();
 
