@@ -3,13 +3,13 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", ".stead/**", "**/*.d.ts"] },
+  { ignores: ["dist/**", "packages/*/dist/**", "node_modules/**", "coverage/**", ".stead/**", "**/*.d.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: { projectService: { allowDefaultProject: ["*.js", "*.mjs", "bin/*.js", "test/fixtures/*.mjs", "test/fixtures/crash/*.mjs", "test/fixtures/pg/*.mjs", "test/fixtures/agents-crash/*.mjs", "test/fixtures/workspace-crash/*.mjs", "examples/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
-      globals: { process: "readonly", console: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", URL: "readonly" },
+      globals: { process: "readonly", console: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", URL: "readonly", fetch: "readonly" },
     },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",

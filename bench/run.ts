@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sqlite-only | --postgres-only]`: throughput and recovery figures against
+ * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only]`: throughput, recovery, stream and wake-up figures against
  * their targets, on the SQLite store and on the Postgres store (STEAD_BENCH_DATABASE_URL, or an
  * embedded server started here). It reports and exits 0 whether targets are met or missed; it
  * fails only when a workload itself goes wrong (e.g. a run that does not recover).
@@ -8,22 +8,29 @@
  * repeats, ratios are medians of back-to-back pairs, and a figure whose repeats disagree widely
  * says so.
  */
-import { BenchSetupError } from "./pg-server.js";
+import { consoleSuite } from "./console-suite.js";
+import { postgresListingSuite, sqliteListingSuite } from "./listing-suite.js";
+import { BenchSetupError, openBenchServer } from "./pg-server.js";
 import { postgresSuite } from "./postgres-suite.js";
 import { fmt } from "./report.js";
 import { sqliteSuite } from "./sqlite-suite.js";
 import { workspaceSuite } from "./workspace-suite.js";
 import { sessionSuite } from "./session-suite.js";
+import { streamsSuite } from "./streams-suite.js";
+import { wakeupSuite } from "./wakeup-suite.js";
 
-const FLAGS = ["--sqlite-only", "--postgres-only"] as const;
+const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only"] as const;
+const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only"] as const;
 
-function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean } {
+function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean } {
   const unknown = argv.filter((a) => !(FLAGS as readonly string[]).includes(a));
   if (unknown.length) throw new UsageError(`unknown argument ${unknown.map((a) => JSON.stringify(a)).join(", ")}`);
   const sqliteOnly = argv.includes("--sqlite-only");
   const postgresOnly = argv.includes("--postgres-only");
   if (sqliteOnly && postgresOnly) throw new UsageError("--sqlite-only and --postgres-only exclude each other");
-  return { sqlite: !postgresOnly, postgres: !sqliteOnly };
+  const only = ONLY.filter((f) => argv.includes(f));
+  if (only.length > 1) throw new UsageError(`${only.join(" and ")} exclude each other`);
+  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only") };
 }
 
 class UsageError extends Error {}
@@ -32,21 +39,58 @@ async function main(): Promise<void> {
   const which = parseArgs(process.argv.slice(2));
   const started = performance.now();
   console.log(`Stead benchmarks: node ${process.version}, built library (dist/)\n`);
+  if (which.streamsOnly) {
+    await streamsSuite();
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
+  if (which.consoleOnly) {
+    await consoleSuite();
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
+  if (which.listingOnly) {
+    if (which.sqlite) await sqliteListingSuite();
+    if (which.postgres) {
+      const server = await openBenchServer();
+      try {
+        console.log(`\n${server.description}`);
+        await postgresListingSuite(server);
+      } finally {
+        await server.close();
+      }
+    }
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
+  if (which.wakeupOnly) {
+    await wakeupSuite(which);
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
   if (which.sqlite) await sqliteSuite();
   if (which.sqlite) {
     console.log("");
     await workspaceSuite();
     console.log("");
     await sessionSuite();
+    console.log("");
+    await sqliteListingSuite();
+    console.log("");
+    await streamsSuite();
+    console.log("");
+    await consoleSuite();
   }
   if (which.sqlite && which.postgres) console.log("");
   if (which.postgres) await postgresSuite();
+  console.log("");
+  await wakeupSuite(which);
   console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
 }
 
 main().catch((e: unknown) => {
   if (e instanceof UsageError) {
-    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only]`);
+    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only]`);
     process.exit(2);
   }
   if (e instanceof BenchSetupError) {

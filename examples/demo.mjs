@@ -1,6 +1,7 @@
 // `npm run demo`: two stories through the real `stead` CLI on a fresh SQLite store.
 // 1. The index-report workflow: a run is killed with SIGKILL in the middle, a worker picks it up at
-//    its last completed step, it parks for an approval, a person approves, it sleeps, publishes.
+//    its last completed step, it parks for an approval, a person approves through the HTTP API
+//    (`stead serve`, an operator token, the same POST twice), it sleeps, publishes.
 // 2. The fixer agent (scripted model, offline) works in a workspace directory: killed with SIGKILL
 //    in the middle of a tool call that is not safe to repeat; on resume its workspace is put back
 //    as it was after the last completed step and the run is held; a person chooses retry, then
@@ -227,8 +228,8 @@ async function workflowStory() {
   console.log(`$ head -4 ${report}`);
   console.log(indent(readFileSync(report, "utf8").split("\n").slice(0, 4).join("\n")));
 
-  say("Approve publishing. The running worker resumes the run by itself: a 2 s durable sleep, then publish.");
-  await stead(["approve", runId, "publish", "--store", store]);
+  await approveOverHttp(runId, "publish");
+  say("The running worker resumes the run by itself: a 2 s durable sleep, then publish.");
   await worker.waitFor(new RegExp(`${runId} completed`), "the run completed after the approval", ended(runId));
 
   say("Done.");
@@ -241,6 +242,58 @@ async function workflowStory() {
   worker.child.kill("SIGTERM");
   const stopped = await worker.exited;
   if (stopped.code !== 0) fail(`the worker exited ${stopped.code ?? stopped.signal} on SIGTERM, expected 0`);
+}
+
+/**
+ * Runs `stead <args>` to the end without echoing its output (it holds a secret), and returns it.
+ * @param {string[]} args
+ * @returns {Promise<string>}
+ */
+async function quietly(args) {
+  const child = spawn(process.execPath, [bin, ...args], { cwd: repo, stdio: ["ignore", "pipe", "inherit"] });
+  let text = "";
+  child.stdout.on("data", (/** @type {Buffer} */ d) => (text += d.toString()));
+  /** @type {number | null} */
+  const code = await new Promise((done) => child.on("exit", done));
+  if (code !== 0) fail(`\`${shown(args)}\` exited ${String(code)}`);
+  return text;
+}
+
+/**
+ * A person approves from elsewhere: through `stead serve`'s HTTP API with an operator's token.
+ * The same request sent twice (a client's retry) is answered from the first and changes nothing.
+ * @param {string} runId
+ * @param {string} wait
+ */
+async function approveOverHttp(runId, wait) {
+  say("Approve publishing from elsewhere: serve the store's HTTP API on loopback, and POST the approval with an operator's token.");
+  const tokenArgs = ["tokens", "create", "--role", "operator", "--name", "demo-operator", "--json", "--store", store];
+  console.log(`$ export TOKEN=$(${shown(tokenArgs)} | jq -r .token)   # printed once, stored hashed`);
+  /** @type {unknown} */
+  const created = JSON.parse(await quietly(tokenArgs));
+  const token = created && typeof created === "object" && "token" in created && typeof created.token === "string" ? created.token : fail("stead tokens create --json printed no token");
+  const server = start(["serve", "--listen", "127.0.0.1:0", "--store", store], "  [serve] ");
+  const serving = await server.waitFor(/ on (https?:\/\/\S+)\/api\/v1/, "the server is listening");
+  const base = / on (https?:\/\/\S+)\/api\/v1/.exec(serving)?.[1] ?? fail(`cannot read the server's address from "${serving}"`);
+  const url = `${base}/api/v1/runs/${runId}/waits/${wait}/approve`;
+  const body = JSON.stringify({ reason: "report checked" });
+  const post = () => fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "idempotency-key": `demo-${runId}-${wait}`, "content-type": "application/json" }, body });
+  console.log(`$ curl -X POST ${url} -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: demo-${runId}-${wait}" -H "Content-Type: application/json" -d '${body}'`);
+  const first = await post();
+  const answer = await first.text();
+  console.log(indent(`HTTP ${first.status}\n${answer}`));
+  if (first.status !== 200) fail(`the approval over HTTP was answered ${first.status}: ${answer}`);
+  say("The phone's connection dropped before it saw the answer, so it sends the same request again: the decision already made comes back (`already: true`); nothing is decided twice.");
+  const again = await post();
+  const replayed = again.headers.get("idempotent-replayed");
+  console.log(indent(`HTTP ${again.status} (Idempotent-Replayed: ${replayed ?? "absent"})\n${await again.text()}`));
+  if (again.status !== 200 || replayed !== "true") fail(`the retried approval was answered ${again.status}, Idempotent-Replayed ${String(replayed)}`);
+  server.child.kill("SIGTERM");
+  const stopped = await server.exited;
+  if (stopped.code !== 0) fail(`stead serve exited ${stopped.code ?? stopped.signal} on SIGTERM, expected 0`);
+  const decisions = (await events(runId)).filter((e) => e.type === "approval.approved" && e.data.wait === wait);
+  if (decisions.length !== 1 || decisions[0]?.data.by !== "demo-operator") fail(`expected one decision on "${wait}" by demo-operator in the run's events, found ${JSON.stringify(decisions.map((e) => e.data))}`);
+  console.log(`  (checked: the run's events hold one decision on "${wait}", by "demo-operator", the token's name)`);
 }
 
 async function agentStory() {

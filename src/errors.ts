@@ -1,3 +1,4 @@
+import { redactTokens } from "./redact.js";
 import { describeThrown } from "./thrown.js";
 
 /** How the `stead` command ends on an error with this code (see cli/exit-codes.ts for the numbers). */
@@ -31,7 +32,7 @@ export const ERROR_CODES = {
     http: 400,
   },
   STEAD_BAD_OPTION: {
-    when: "an option or argument has a value the command does not take (a duration, a count, a run status, an idempotency key, a release choice, an approval scope), is missing where the case needs it, or conflicts with another option",
+    when: "an option or argument has a value the command does not take (a duration, a count, a run status, an idempotency key, a release choice, an approval scope, a run listing's filter, sort, page size or cursor), is missing where the case needs it, or conflicts with another option",
     action: "change the option as the error's fix says. Nothing was written.",
     exit: "refused",
     http: 400,
@@ -48,6 +49,12 @@ export const ERROR_CODES = {
     exit: "refused",
     http: 400,
   },
+  STEAD_BAD_POSITION: {
+    when: "an event stream position (an SSE Last-Event-ID, the `position` of an `eventsAfter` read) is not one this store's stream gives: malformed, of the other kind of store, or later than anything the store has written",
+    action: "resume from a position the store's stream returned, passed back unchanged, or read from the start without one. Nothing was read.",
+    exit: "refused",
+    http: 400,
+  },
   STEAD_BAD_DUMP: {
     when: "a dump given to import is not one `stead export` wrote, or it was cut short or edited",
     action: "export the source store again and import that file unedited; the target store was not touched",
@@ -55,8 +62,8 @@ export const ERROR_CODES = {
     http: 400,
   },
   STEAD_SCHEMA_MISMATCH: {
-    when: "a value is valid JSON but not the shape its receiver takes: an agent run's input without a prompt, edited tool arguments that fail the tool's input schema",
-    action: "send a value of the shape the message describes (the call or run is unchanged)",
+    when: "a value is valid JSON but not the shape its receiver takes: a run's input that fails its definition's input schema (a workflow's declared `input`, the schema workers announced for a start by name, an agent's prompt), edited tool arguments that fail the tool's input schema",
+    action: "send a value of the shape the message describes; each issue names its place as a JSON Pointer (the call or run is unchanged, nothing was written)",
     exit: "refused",
     http: 422,
   },
@@ -85,10 +92,24 @@ export const ERROR_CODES = {
     http: 409,
   },
   STEAD_ID_TAKEN: {
-    when: "an id chosen by the caller is taken: a run with that id exists, or a session with that id belongs to another agent",
-    action: "choose another id, or omit it to get a fresh one",
+    when: "an id or name chosen by the caller is taken: a run with that id exists, a session with that id belongs to another agent, or a token that is not revoked has that name",
+    action: "choose another id or name (or omit a run id to get a fresh one; revoke the token first to reuse its name)",
     exit: "refused",
     http: 409,
+  },
+
+  // Who is asking.
+  STEAD_TOKEN_REFUSED: {
+    when: "a request carries no token, or one that is malformed, unknown or revoked",
+    action: "present a valid token of your own (an admin creates one with `stead tokens create`); nothing was done",
+    exit: "refused",
+    http: 401,
+  },
+  STEAD_NOT_PERMITTED: {
+    when: "the caller's token has a role that does not permit the action (a viewer approving, an operator managing tokens)",
+    action: "use a token whose role permits it; the message names the role the action takes. Nothing was done.",
+    exit: "refused",
+    http: 403,
   },
 
   // Things the request names that do not exist.
@@ -102,10 +123,12 @@ export const ERROR_CODES = {
   },
   STEAD_HOLD_NOT_FOUND: { when: "the run has no open hold matching the one named (or not exactly one, when none is named)", action: "name one of the open holds the message lists", exit: "refused", http: 404 },
   STEAD_STEP_NOT_FOUND: { when: "the run's journal has no step with the given id", action: "name a step of the run (`stead status <run>` lists them)", exit: "refused", http: 404 },
+  STEAD_TOKEN_NOT_FOUND: { when: "no token has the given name (revoking one)", action: "check the name (`stead tokens list` lists tokens)", exit: "refused", http: 404 },
   STEAD_SNAPSHOT_NOT_FOUND: { when: "the run has no workspace snapshot at the step or position named", action: "name one of its snapshots (`stead snapshots <run>`)", exit: "refused", http: 404 },
+  STEAD_FILE_NOT_FOUND: { when: "a workspace snapshot has no file at the path named (none, or a directory or a link there)", action: "name one of the snapshot's files (its tree lists them)", exit: "refused", http: 404 },
   STEAD_DEFINITION_NOT_FOUND: {
-    when: "no loaded definition has the name a run or command needs (a file exports no workflow, or not the one named, or a run's module no longer exports its definition)",
-    action: "load the module that exports it, or name one the message lists",
+    when: "no loaded definition has the name a run or command needs (a file exports no workflow, or not the one named, or a run's module no longer exports its definition), or a start by name names a definition no worker has ever announced in the store",
+    action: "load the module that exports it, or name one the message lists; for a start by name, start a worker that serves it (`stead worker <file>`) first",
     exit: "refused",
     http: 404,
   },
@@ -174,6 +197,31 @@ export const ERROR_CODES = {
     exit: "internal",
     http: 500,
   },
+  // The server's own refusals (stead serve).
+  STEAD_ORIGIN_REFUSED: {
+    when: "a request reached the server under a Host name it does not serve (DNS rebinding) or from another site's page (a cross-origin Origin)",
+    action: "call the server by the address it listens on (or start it with --host for that name), from its own origin; nothing was done",
+    exit: "refused",
+    http: 403,
+  },
+  STEAD_NO_ROUTE: {
+    when: "a request names a path or method the server's API does not have",
+    action: "see the API's routes in its OpenAPI document (GET /api/v1/openapi.json)",
+    exit: "refused",
+    http: 404,
+  },
+  STEAD_TOO_MANY_STREAMS: {
+    when: "the server has as many live event streams open as it serves (`stead serve --max-streams`)",
+    action: "retry later, close streams you no longer read, or raise --max-streams",
+    exit: "refused",
+    http: 503,
+  },
+  STEAD_INTERNAL: {
+    when: "the server failed to answer a request for a reason that is not the request's (the server's log has the error)",
+    action: "retry; if it persists, report it with the server's log line",
+    exit: "internal",
+    http: 500,
+  },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 /** Every user-facing failure is a SteadError with a stable `code`, the ids involved, and a `fix`. */
@@ -187,6 +235,13 @@ export interface SteadErrorDetails {
   [key: string]: unknown;
 }
 
+/**
+ * Every SteadError's message, fix and text details pass through here: a message may echo what a
+ * caller passed (an id, a name, a header), and an access token echoed back would be a secret in
+ * a terminal, a log line or an HTTP response. The cause is kept as it is, never rendered.
+ */
+const redacted = (v: unknown): unknown => (typeof v === "string" ? redactTokens(v) : v);
+
 export class SteadError extends Error {
   readonly code: SteadErrorCode;
   readonly runId: string | undefined;
@@ -195,14 +250,14 @@ export class SteadError extends Error {
   readonly details: Record<string, unknown>;
 
   constructor(code: SteadErrorCode, message: string, details: SteadErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(redactTokens(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "SteadError";
     this.code = code;
-    this.runId = details.runId;
-    this.stepId = details.stepId;
-    this.fix = details.fix;
     const { cause: _cause, ...rest } = details;
-    this.details = rest;
+    this.details = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, redacted(v)]));
+    this.runId = this.details.runId as string | undefined;
+    this.stepId = this.details.stepId as string | undefined;
+    this.fix = this.details.fix as string | undefined;
   }
 
   /** One line for a terminal: the problem, then the fix. */

@@ -6,19 +6,25 @@
  *   await stead.start(triage, input);                  // any worker with `triage` runs it
  *   stead.worker({ definitions: [triage] }).start();
  */
-export { createStead } from "./create-stead.js";
-export { Stead } from "./engine/stead.js";
-export type { SteadOptions, StartOptions, FollowOptions } from "./engine/stead.js";
+export { createStead } from "./stead/create-stead.js";
+export { Stead } from "./stead/stead.js";
+export type { SteadOptions, StartOptions, FollowOptions } from "./stead/stead.js";
 export { workflow, isDefinition } from "./engine/definition.js";
 export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
-export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision, Recovery } from "./engine/context-types.js";
-export type { RunInfo, StepView, WaitView, HoldView, EventView } from "./engine/views.js";
-export type { Explanation, WayOut } from "./engine/why.js";
+export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision, Recovery, DeclaredInput, InputIssue } from "./engine/context-types.js";
+export type { InputSchema, InputOf, OutputOf } from "./engine/input-schema.js";
+export type { DefinitionView, DefinitionVersion, ServingWorker } from "./engine/served-definitions.js";
+export type { WorkerView } from "./engine/serving-workers.js";
+export type { RunInfo, StepView, WaitView, HoldView, EventView, EventStreamPage } from "./engine/views.js";
+export type { Explanation } from "./engine/why.js";
+export type { WayOut, WayOutVerb } from "./engine/ways-out.js";
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./engine/run-listing.js";
+export type { RunListFilter, RunListQuery, RunListPage, RunActivityView, RunSortKey, SortOrder } from "./engine/run-listing.js";
 export type { ExecutionOutcome } from "./engine/execution/index.js";
 export { HOLD_CHOICES } from "./engine/holds.js";
 export type { ReleaseChoice } from "./engine/holds.js";
 export type { ReleaseOptions, Decision } from "./engine/admin.js";
-export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult } from "./engine/admin.js";
+export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult, StartByNameResult } from "./engine/admin.js";
 export type { ControlOptions } from "./engine/control-options.js";
 export type { Replayable } from "./engine/idempotency.js";
 export { agent, LOOP_VERSION } from "./agent/definition.js";
@@ -31,6 +37,8 @@ export type { ToolApprovalRequest, ToolDecision } from "./agent/approvals.js";
 // Load-bearing for users' types: this module declares the tool fields (`input`, `scope`) into
 // `Decision`; without a reference to it from here, `approve(…, { input })` fails to type-check.
 export type { ToolDecisionOptions } from "./agent/tool-decisions.js";
+export { may, actionsOf, ROLES, ACTIONS } from "./engine/access/index.js";
+export type { Role, Action, Tokens, TokenInfo, CreatedToken, TokenCheck, TokenRefusal } from "./engine/access/index.js";
 export { Session } from "./engine/sessions.js";
 export type { SessionView, TurnOutcome } from "./engine/sessions.js";
 export { Worker } from "./worker/worker.js";

@@ -2,7 +2,10 @@
  * Descriptions of thrown values that never throw. What user code throws may be anything: its
  * getters, toString, toJSON or Proxy traps may throw (and throw values that throw in turn), it may
  * be cyclic or huge. Every read of it here is guarded, and what is kept is bounded in size.
+ * Whatever it says, an access token in it is redacted (redact.ts): descriptions reach the journal,
+ * the terminal and the server's responses.
  */
+import { redactTokens } from "./redact.js";
 
 export interface ThrownDescription {
   /** An Error's `name`; "Error" for anything else, or when the name cannot be read. */
@@ -74,13 +77,21 @@ function readString(o: object, key: string): string | undefined {
   return r.ok && typeof r.value === "string" ? r.value : undefined;
 }
 
-/** Describes any thrown value. Never throws. */
+/** Describes any thrown value, with every access token in its text redacted. Never throws. */
 export function describeThrown(e: unknown): ThrownDescription {
   try {
-    return describe(e);
+    return redactedCopy(describe(e)) as ThrownDescription;
   } catch (inner) {
-    return { name: "Error", message: `a thrown value that cannot be described (describing it threw ${brief(inner)})` };
+    return { name: "Error", message: redactTokens(`a thrown value that cannot be described (describing it threw ${brief(inner)})`) };
   }
+}
+
+/** A description's strings, keys included, with tokens redacted. It is plain bounded data already. */
+function redactedCopy(v: unknown): unknown {
+  if (typeof v === "string") return redactTokens(v);
+  if (Array.isArray(v)) return v.map(redactedCopy);
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactTokens(k), redactedCopy(x)]));
+  return v;
 }
 
 function describe(e: unknown): ThrownDescription {

@@ -77,12 +77,12 @@ describe("a tool call that needs approval", () => {
 
     const why = await stead.why(run.id);
     expect(why.text).toContain(`approval of tool call deploy({"env":"prod"}) [call c1, fingerprint ${callFingerprint("deploy", { env: "prod" })}]`);
-    expect(why.commands.map((c) => c.command)).toEqual(
+    expect(why.waysOut.map(({ verb, runId, args, supply }) => ({ verb, runId, args, supply }))).toEqual(
       expect.arrayContaining([
-        `stead approve ${run.id} approve:c1`,
-        `stead deny ${run.id} approve:c1 --reason "..."`,
-        `stead approve ${run.id} approve:c1 --edit '<json>'`,
-        `stead approve ${run.id} approve:c1 --scope run`,
+        { verb: "approve", runId: run.id, args: { wait: "approve:c1" }, supply: [] },
+        { verb: "deny", runId: run.id, args: { wait: "approve:c1" }, supply: ["reason"] },
+        { verb: "approve", runId: run.id, args: { wait: "approve:c1" }, supply: ["input"] },
+        { verb: "approve", runId: run.id, args: { wait: "approve:c1", scope: "run" }, supply: [] },
       ]),
     );
   });

@@ -225,7 +225,7 @@ describe("an agent inside a workflow", () => {
     const run = await stead.run(flow, "the week", { ...FAST_FOLLOW, definitions: [summarizer] });
     expect(run.status).toBe("completed");
     expect(run.output).toBe("published: summary: all good");
-    const [child] = await stead.list({ definition: "summarizer" });
+    const [child] = (await stead.list({ definition: "summarizer" })).runs;
     expect(child?.parentId).toBe(run.id);
     expect((child?.output as AgentOutput).text).toBe("summary: all good");
     expect(contentText(s.requests[0]?.messages[0])).toBe("summarize the week");
@@ -316,19 +316,31 @@ describe("limits", () => {
 });
 
 describe("bad input", () => {
-  it("a prompt that is neither a string nor { prompt } fails the run with STEAD_SCHEMA_MISMATCH before any model call", async () => {
+  it("a prompt that is neither a string nor { prompt } is refused at start with STEAD_SCHEMA_MISMATCH, before any run or model call", async () => {
     const s = await server(() => reply.text("hi"));
     const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
     for (const input of [42, { text: "hi" }, { prompt: 7 }, null]) {
-      const run = await stead.run(talker, input as never, FAST_FOLLOW);
-      expect(run.status).toBe("failed");
-      expect(run.error).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(/agent talker needs a prompt: a string or \{ prompt: string \}/) as string });
+      const e = await caught(() => stead.run(talker, input as never, FAST_FOLLOW));
+      expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: 'the input of "talker" does not match its input schema: (root): must be a prompt: a string or { prompt: string }' });
     }
+    expect((await stead.list()).runs).toEqual([]);
     expect(s.requests).toHaveLength(0);
     const ok = await stead.run(talker, { prompt: "hello there" }, FAST_FOLLOW);
     expect(ok.status).toBe("completed");
     expect(contentText(s.requests[0]?.messages[0])).toBe("hello there");
+  });
+
+  it("a child agent run whose input has no prompt fails with STEAD_SCHEMA_MISMATCH before any model call", async () => {
+    const s = await server(() => reply.text("hi"));
+    const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
+    const parent = workflow("asks-badly", (ctx) => ctx.agent("ask", talker, 42 as never));
+    const stead = h.create();
+    const run = await stead.run(parent, null, { ...FAST_FOLLOW, definitions: [talker] });
+    expect(run.status).toBe("failed");
+    const [child] = (await stead.list({ definition: "talker" })).runs;
+    expect(child?.error).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(/agent talker needs a prompt: a string or \{ prompt: string \}/) as string });
+    expect(s.requests).toHaveLength(0);
   });
 
   it("agent() and tool() refuse a bad definition at once, naming it", async () => {

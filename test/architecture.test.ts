@@ -6,11 +6,16 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cycles, importGraph, type ImportEdge } from "./helpers/import-graph.js";
+import { storeReaches } from "./helpers/store-reach.js";
 import { ROOT } from "./cli-helpers.js";
 
-type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "root" | "cli" | "entry";
+type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "root" | "cli" | "server" | "entry" | "client";
 
-/** What each layer may import besides itself. agent and worker are siblings: neither imports the other. */
+/**
+ * What each layer may import besides itself, with no exception: data flows cli/server → root →
+ * engine/agent/worker → store. agent and worker are siblings: neither imports the other. The CLI
+ * sits above the server only to start it (`stead serve`, `stead mcp`).
+ */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   shared: [],
   store: ["shared"],
@@ -18,46 +23,65 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   engine: ["workspace", "store", "shared"],
   agent: ["engine", "workspace", "store", "shared"],
   worker: ["engine", "workspace", "store", "shared"],
-  /** The composition root (src/create-stead.ts): joins the engine with the agent layer's rules. */
+  /** The composition root (src/stead/): the `Stead` facade, joining the engine, the agent layer's rules and workers. */
   root: ["agent", "worker", "engine", "workspace", "store", "shared"],
-  cli: ["root", "agent", "worker", "engine", "workspace", "store", "shared"],
-  entry: ["cli", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  /** The HTTP API and the MCP server: a skin over the control API, as the CLI is. */
+  server: ["root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  /** The CLI, which also starts the server (`stead serve`). */
+  cli: ["server", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  entry: ["cli", "server", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  /** The typed HTTP client (`stead/client`): nothing of Stead, not even errors.ts, so it loads no native module and runs wherever fetch does. */
+  client: [],
 };
 
-/** src/errors.ts and src/thrown.ts are below everything; the package entries (stead, stead/conformance) above everything. */
-const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "create-stead.ts": "root" };
+/** src/errors.ts, src/thrown.ts and src/redact.ts are below everything; the package entries (stead, stead/conformance) above everything. */
+const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "redact.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
+
+/** Folders whose layer is not their name. */
+const FOLDERS: Record<string, Layer> = { stead: "root" };
 
 function layerOf(file: string): Layer | undefined {
   const [first, ...rest] = file.split("/");
   if (first === undefined) return undefined;
   if (rest.length === 0) return TOP_FILES[first];
+  if (first in FOLDERS) return FOLDERS[first];
   return first in MAY_IMPORT && first !== "shared" && first !== "entry" && first !== "root" ? (first as Layer) : undefined;
 }
 
 /**
- * Upward imports there today, each `from -> to`. Strict: one that no longer exists fails too, so
- * the list only shrinks. The Stead class builds workers (`stead.worker()`, `run`, `follow`) and
- * reads worker presence for `why`: the composition root belongs above engine and worker.
- */
-const ALLOWED_UPWARD: readonly string[] = [
-  "engine/stead.ts -> worker/owner.ts",
-  "engine/stead.ts -> worker/storage-guard.ts",
-  "engine/stead.ts -> worker/worker.ts",
-];
-
-/**
- * Import cycles there today (strongly connected files, type imports counted), each sorted. Strict
- * like the list above: a cycle that shrank or went must be updated here; a new one fails.
+ * Import cycles there today (strongly connected files, type imports counted), each sorted. Strict:
+ * a cycle that shrank or went must be updated here; a new one fails.
  */
 const ALLOWED_CYCLES: readonly (readonly string[])[] = [];
 
 /** The cycles above that remain with type-only imports left out: these load a half-initialised module at run time. */
 const ALLOWED_RUNTIME_CYCLES: readonly (readonly string[])[] = [];
 
+/** The skins over the control API: they never reach into the store. */
+const SKINS: readonly Layer[] = ["cli", "server"];
+
+/** What a skin may import of store/: the records and constants a view is made of, no store. */
+const SKIN_MAY_IMPORT_FROM_STORE: readonly string[] = ["store/types.ts"];
+
 const graph = importGraph(join(ROOT, "src"));
+const skinFiles = graph.files.filter((f) => SKINS.includes(layerOf(f) as Layer));
+
+/** A file that reaches into the store in each way a skin could, to show the check finds them. */
+const REACHING_FIXTURE = "test/fixtures/architecture/reaches-store.ts";
+let reaches: string[] | undefined;
+/** One type-checked program for the skins and the fixture (building it is the slow part). */
+const storeReachesIn = (prefix: string) => (reaches ??= storeReaches(ROOT, [...skinFiles.map((f) => join("src", f)), REACHING_FIXTURE])).filter((r) => r.startsWith(prefix));
 const edgeText = (e: ImportEdge) => `${e.from} -> ${e.to}`;
 
 describe("architecture", () => {
+  it("the console (console/src) imports nothing of Stead but the typed client: the browser holds no runtime code", () => {
+    const c = importGraph(join(ROOT, "console", "src"));
+    expect(c.files.length).toBeGreaterThan(5);
+    const outside = c.edges.filter((e) => e.to.startsWith(".."));
+    expect(outside.length).toBeGreaterThan(0);
+    expect(outside.filter((e) => !e.to.startsWith("../../src/client/")).map(edgeText)).toEqual([]);
+  });
+
   it("every file under src/ belongs to a layer (a new folder is added to MAY_IMPORT first)", () => {
     expect(graph.files.filter((f) => layerOf(f) === undefined)).toEqual([]);
     expect(graph.files.length).toBeGreaterThan(50);
@@ -69,7 +93,17 @@ describe("architecture", () => {
       const to = layerOf(e.to);
       return from !== undefined && to !== undefined && from !== to && !MAY_IMPORT[from].includes(to);
     });
-    expect([...new Set(upward.map(edgeText))].sort()).toEqual([...ALLOWED_UPWARD].sort());
+    expect([...new Set(upward.map(edgeText))].sort()).toEqual([]);
+  });
+
+  it("a skin (cli/, server/) imports nothing of store/ but its records", () => {
+    const reaching = graph.edges.filter((e) => skinFiles.includes(e.from) && layerOf(e.to) === "store" && !SKIN_MAY_IMPORT_FROM_STORE.includes(e.to));
+    expect([...new Set(reaching.map(edgeText))].sort()).toEqual([]);
+  });
+
+  it("a skin (cli/, server/) never holds the store: no `stead.store`, no store handed to a helper, by the type checker", () => {
+    expect(skinFiles.length).toBeGreaterThan(5);
+    expect(storeReachesIn("src/")).toEqual([]);
   });
 
   it("no import cycles, type imports included, beyond the listed ones", () => {
@@ -93,6 +127,16 @@ describe("architecture", () => {
       }
     }
     expect(bench.files.filter((f) => !reached.has(f))).toEqual([]);
+  });
+
+  it("finds a skin's hold on the store however it is spelled, and not the facade's plain data", () => {
+    expect(storeReachesIn(REACHING_FIXTURE).map((r) => r.slice(REACHING_FIXTURE.length + 1))).toEqual([
+      "4: stead.store",
+      '5: stead["store"]',
+      "7: store: s",
+      "10: stead.store",
+      "11: handOver(stead).listRuns",
+    ]);
   });
 
   it("finds an upward import, a cycle and a runtime cycle when there is one", () => {

@@ -32,7 +32,7 @@ export interface Summary {
   id: string;
   status: string;
   waitingFor: { kind: string; name: string }[];
-  stepsDone: number;
+  lastStep: { seq: number; id: string; kind: string; status: string; attempt: number } | null;
 }
 
 /** `stead status --json`. */

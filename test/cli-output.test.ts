@@ -1,6 +1,6 @@
 /**
  * What the real `stead` binary prints: run ids it refuses or echoes (a `-` start, a 10 KB
- * argument cut to an excerpt and its length), and `ps` saying how many runs it left out.
+ * argument cut to an excerpt and its length), and `ps` paging: the next page's command, filters as flags.
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -62,7 +62,7 @@ describe("run ids", () => {
   });
 });
 
-describe("stead ps when it shows fewer runs than match", () => {
+describe("stead ps, a page at a time", () => {
   let dir: string;
   let db: string;
 
@@ -77,25 +77,66 @@ describe("stead ps when it shows fewer runs than match", () => {
     await stead.close();
   });
 
-  it("the default limit: says 50 of 65 shown and how to see the rest", async () => {
-    const r = await cli(["ps", "--store", db], dir);
-    expect(r.code).toBe(0);
-    const out = lines(r.stdout);
+  /** The command a page prints for the next one, as arguments. */
+  const nextOf = (line: string | undefined): string[] => {
+    const m = /next page: stead (.*)$/.exec(line ?? "");
+    expect(m, line).not.toBeNull();
+    return (m?.[1] ?? "").split(" ");
+  };
+  const idsOf = (out: string[]) => out.slice(1).filter((l) => !l.includes("next page:")).map((l) => l.split(/\s+/)[0]);
+
+  it("the default page is 50 runs, then the command for the next page, which ends the list", async () => {
+    const first = await cli(["ps", "--store", db], dir);
+    expect(first.code).toBe(0);
+    const out = lines(first.stdout);
     expect(out).toHaveLength(1 + 50 + 1);
-    expect(out[out.length - 1]).toBe("50 of 65 runs shown (newest first); see more with --limit 65");
+    expect(out[out.length - 1]).toMatch(/^50 runs shown \(newest created first\); next page: stead ps --limit 50 --store \S+ --cursor [A-Za-z0-9_-]+$/);
+    const second = await cli(nextOf(out[out.length - 1]), dir);
+    expect(second.code).toBe(0);
+    const rest = lines(second.stdout);
+    expect(rest).toHaveLength(1 + 15);
+    const seen = [...idsOf(out), ...idsOf(rest)];
+    expect(new Set(seen).size).toBe(65);
   });
 
-  it("with a status filter, counts the runs that match it", async () => {
-    const r = await cli(["ps", "--status", "pending", "--limit", "10", "--store", db], dir);
-    const out = lines(r.stdout);
-    expect(out).toHaveLength(1 + 10 + 1);
-    expect(out[out.length - 1]).toBe("10 of 65 pending runs shown (newest first); see more with --limit 65");
+  it("filters by status, definition, id prefix and creation time, and pages them with the same filters", async () => {
+    const pending = lines((await cli(["ps", "--status", "pending", "--limit", "10", "--store", db], dir)).stdout);
+    expect(pending).toHaveLength(1 + 10 + 1);
+    expect(nextOf(pending[pending.length - 1])).toEqual(expect.arrayContaining(["--status", "pending", "--limit", "10"]));
+    expect(idsOf(lines((await cli(["ps", "--definition", "ps-other", "--store", db], dir)).stdout)).sort()).toEqual(["other-0", "other-1", "other-2", "other-3", "other-4"]);
+    expect(idsOf(lines((await cli(["ps", "--id", "many-5", "--order", "asc", "--store", db], dir)).stdout))).toEqual(Array.from({ length: 10 }, (_, i) => `many-5${i}`));
+    expect(lines((await cli(["ps", "--since", "2h", "--limit", "100", "--store", db], dir)).stdout)).toHaveLength(1 + 65);
+    expect((await cli(["ps", "--since", "2999-01-01T00:00Z", "--store", db], dir)).stdout.trim()).toBe("no runs");
+    // A relative --since is repeated as the time it meant, so the cursor's filters stay the same.
+    const since = lines((await cli(["ps", "--since", "2h", "--limit", "40", "--store", db], dir)).stdout);
+    const next = nextOf(since[since.length - 1]);
+    expect(next[next.indexOf("--since") + 1]).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(lines((await cli(next, dir)).stdout)).toHaveLength(1 + 25);
   });
 
-  it("says nothing when every run is shown, and --json stays an array of the runs shown", async () => {
-    const all = lines((await cli(["ps", "--limit", "65", "--store", db], dir)).stdout);
-    expect(all).toHaveLength(1 + 65);
-    const json = JSON.parse((await cli(["ps", "--json", "--limit", "7", "--store", db], dir)).stdout) as unknown[];
+  it("--json stays an array of the page's runs; the next page's command goes to stderr", async () => {
+    const r = await cli(["ps", "--json", "--limit", "7", "--store", db], dir);
+    const json = JSON.parse(r.stdout) as unknown[];
     expect(json).toHaveLength(7);
+    expect(r.stderr).toMatch(/^next page: stead ps --json --limit 7 --store \S+ --cursor \S+\n$/);
+  });
+
+  it("refuses a page over the largest, a bad --since or --sort, and a cursor of other filters, naming them", async () => {
+    const over = await cli(["ps", "--limit", "5000", "--store", db], dir);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/limit 5000 is over the largest page, 1000 runs/);
+    const since = await cli(["ps", "--since", "yesterday", "--store", db], dir);
+    expect(since.code).toBe(2);
+    expect(since.stderr).toMatch(/invalid --since: "yesterday"/);
+    expect((await cli(["ps", "--sort", "name", "--store", db], dir)).stderr).toMatch(/invalid --sort/);
+    const first = lines((await cli(["ps", "--limit", "5", "--store", db], dir)).stdout);
+    const cursor = nextOf(first[first.length - 1]).pop() ?? "";
+    const mixed = await cli(["ps", "--status", "pending", "--limit", "5", "--store", db, "--cursor", cursor], dir);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/cursor continues a listing with other filters/);
+    const garbled = await cli(["ps", "--store", db, "--cursor", "garbage!"], dir);
+    expect(garbled.code).toBe(2);
+    expect(garbled.stderr).toMatch(/cursor is not a cursor this store made/);
   });
 });
+

@@ -31,10 +31,10 @@ describe("stead CLI: a run that parks at an approval", () => {
     expect(ps.code).toBe(0);
     const runs = JSON.parse(ps.stdout) as Summary[];
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ id: "flow-1", status: "waiting", waitingFor: [{ kind: "approval", name: "ship" }], stepsDone: 1 });
+    expect(runs[0]).toMatchObject({ id: "flow-1", status: "waiting", waitingFor: [{ kind: "approval", name: "ship" }], lastStep: { id: "ship", status: "waiting" } });
 
     const table = await cli(["ps", ...store], dir);
-    expect(lines(table.stdout)[1]).toMatch(/^flow-1\s+cli-approval\s+waiting\s+approval "ship"\s+1\s+/);
+    expect(lines(table.stdout)[1]).toMatch(/^flow-1\s+cli-approval\s+waiting\s+approval "ship"\s+ship \(waiting\)\s+/);
 
     const status = JSON.parse((await cli(["status", "flow-1", "--json", ...store], dir)).stdout) as StatusJson;
     expect(status.run.status).toBe("waiting");
@@ -126,7 +126,7 @@ describe("stead CLI: a run that parks at an approval", () => {
     const help = await cli(["--help"], dir);
     expect(help.code).toBe(0);
     for (const code of ["0", "1", "2", "3", "4", "5", "6", "70", "130"]) expect(help.stdout).toMatch(new RegExp(`^\\s+${code}  \\S`, "m"));
-    const verbs = ["run", "worker", "ps", "status", "why", "logs", "approve", "deny", "signal", "pause", "resume", "cancel", "holds", "release", "fork"];
+    const verbs = ["run", "worker", "ps", "status", "why", "logs", "approve", "deny", "signal", "pause", "resume", "cancel", "holds", "release", "fork", "mcp"];
     const helps = await Promise.all(verbs.map((v) => cli([v, "--help"], dir)));
     helps.forEach((h, i) => {
       expect(h.code, verbs[i]).toBe(0);

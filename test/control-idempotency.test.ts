@@ -57,11 +57,11 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const again = await Promise.all([1, 2, 3].map(() => stead.start(gate, { x: 1 }, { idempotencyKey: "ticket-42" })));
       expect(first.already).toBe(false);
       for (const r of again) expect(r).toEqual({ id: first.id, already: true });
-      expect((await stead.list({ definition: "gate" })).map((r) => r.id)).toEqual([first.id]);
+      expect((await stead.list({ definition: "gate" })).runs.map((r) => r.id)).toEqual([first.id]);
       const other = (await caught(() => stead.start(gate, { x: 2 }, { idempotencyKey: "ticket-42" }))) as SteadError;
       expect(other.code).toBe("STEAD_IDEMPOTENCY_CONFLICT");
       expect(other.message).toMatch(/ticket-42.*start gate.*other arguments, at \d{4}-.*"x":1/);
-      expect((await stead.list({ definition: "gate" })).length).toBe(1);
+      expect((await stead.list({ definition: "gate" })).runs.length).toBe(1);
       // The same key for another definition is another key.
       expect((await stead.start(chatter, "hi", { idempotencyKey: "ticket-42" })).already).toBe(false);
 
@@ -103,7 +103,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const f1 = await stead.fork(run.id, { idempotencyKey: "f-1" });
       const f2 = await stead.fork(run.id, { idempotencyKey: "f-1" });
       expect(f2).toEqual({ ...f1, already: true });
-      expect((await stead.list({ definition: "gate" })).length).toBe(2);
+      expect((await stead.list({ definition: "gate" })).runs.length).toBe(2);
       const c1 = await stead.cancel(f1.id, { idempotencyKey: "c-1", by: "ann" });
       const c2 = await stead.cancel(f1.id, { idempotencyKey: "c-1", by: "ann" });
       expect(c1.already).toBe(false);
@@ -150,7 +150,7 @@ for (const kind of ["sqlite", "postgres"] as const) {
       const a = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
       const b = await stead.run(chatter, "hello", { ...FAST_FOLLOW, idempotencyKey: "run-1" });
       expect(b.id).toBe(a.id);
-      expect((await stead.list({ definition: "chatter" })).length).toBe(1);
+      expect((await stead.list({ definition: "chatter" })).runs.length).toBe(1);
       const keyRows = async () => Number((await stead.store.readRows("idempotency_keys", null, 100)).length);
       expect(await keyRows()).toBe(1);
       await waitUntil("the key to expire", async () => ((await stead.store.idempotencyKey("start", "chatter", "run-1")) === undefined ? true : undefined), { timeoutMs: 10_000, pollMs: 100 });

@@ -34,7 +34,7 @@ describe("child runs", () => {
     expect(out.failure.message).toContain("kaboom");
     // The parent replayed after each child ended; that started no second child and re-ran nothing.
     expect(kidRuns).toBe(1);
-    const children = await stead.list();
+    const children = (await stead.list()).runs;
     const byParent = children.filter((c) => c.parentId === r.id);
     expect(byParent.map((c) => [c.definition, c.status]).sort()).toEqual([
       ["kid", "completed"],
@@ -55,12 +55,12 @@ describe("child runs", () => {
     // No worker has `leaf`: the leaf stays pending under a waiting middle.
     h.worker(stead, { definitions: [root, middle, asker] }).start();
     const askerId = await waitUntil("the asker to wait for approval", async () => {
-      const kid = (await stead.list()).find((r) => r.definition === "asker" && r.status === "waiting");
+      const kid = (await stead.list()).runs.find((r) => r.definition === "asker" && r.status === "waiting");
       return kid?.id;
     });
     await stead.approve(askerId, "may-i");
     const [middleId, leafId] = await waitUntil("middle waiting on a pending leaf", async () => {
-      const all = await stead.list();
+      const all = (await stead.list()).runs;
       const m = all.find((r) => r.definition === "middle" && r.status === "waiting");
       const l = all.find((r) => r.definition === "leaf" && r.status === "pending");
       return m && l ? [m.id, l.id] : undefined;
@@ -91,7 +91,7 @@ describe("child runs", () => {
     const stead = h.create();
     const { id } = await stead.start(root, null);
     h.worker(stead, { definitions: [root, asker] }).start();
-    const askerId = await waitUntil("the child to wait", async () => (await stead.list()).find((r) => r.definition === "asker" && r.status === "waiting")?.id);
+    const askerId = await waitUntil("the child to wait", async () => (await stead.list()).runs.find((r) => r.definition === "asker" && r.status === "waiting")?.id);
     await stead.waitFor(id, { until: (r) => r.status === "waiting" });
     await stead.cancel(id);
     const [w] = await stead.waits(askerId);
@@ -112,7 +112,7 @@ describe("child runs", () => {
     const stead = h.create();
     const { id } = await stead.start(root, null);
     h.worker(stead, { definitions: [root, asker] }).start();
-    const askerId = await waitUntil("the child to wait", async () => (await stead.list()).find((r) => r.definition === "asker" && r.status === "waiting")?.id);
+    const askerId = await waitUntil("the child to wait", async () => (await stead.list()).runs.find((r) => r.definition === "asker" && r.status === "waiting")?.id);
     await stead.waitFor(id, { until: (r) => r.status === "waiting" });
     expect(await stead.cancel(askerId, { reason: "wrong question" })).toMatchObject({ cancelled: [askerId] });
     const done = await stead.waitFor(id, { timeoutMs: 10_000 });

@@ -40,8 +40,8 @@ describe("two instances in one process", () => {
     const two = h.create();
     const [a, b] = await Promise.all([one.run(wf, "one", FAST_FOLLOW), two.run(wf, "two", FAST_FOLLOW)]);
     expect([a.status, b.status]).toEqual(["waiting", "waiting"]);
-    expect((await one.list()).map((r) => r.id)).toEqual([a.id]);
-    expect((await two.list()).map((r) => r.id)).toEqual([b.id]);
+    expect((await one.list()).runs.map((r) => r.id)).toEqual([a.id]);
+    expect((await two.list()).runs.map((r) => r.id)).toEqual([b.id]);
     expect((await caught(() => two.get(a.id)) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
     expect((await caught(() => two.approve(a.id, "ok")) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
 

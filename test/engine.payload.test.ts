@@ -51,11 +51,11 @@ describe("payloads", () => {
     expect(r.error?.message).toContain(r.id);
     expect(r.output).toBeUndefined();
 
-    const before = await stead.list();
+    const before = (await stead.list()).runs;
     const e = await caught(() => stead.start(wf, "z".repeat(LIMIT * 2) as unknown as null));
     expect(e).toBeInstanceOf(SteadError);
     expect((e as SteadError).code).toBe("STEAD_PAYLOAD_TOO_LARGE");
-    expect(await stead.list()).toEqual(before);
+    expect((await stead.list()).runs).toEqual(before);
   });
 
   it("refuses a signal payload over the ceiling, leaving the run waiting for it", async () => {

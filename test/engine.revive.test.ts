@@ -111,7 +111,7 @@ describe("resume a cancelled run", () => {
   it("the children its cancellation ended resume with it; a cancelled child whose parent moved on is refused", async () => {
     const stead = h.create();
     h.worker(stead, { definitions: [parent, asks], ...FAST_WORKER }).start();
-    const kidWaiting = async () => (await stead.list({ definition: "asks", status: ["waiting"] }))[0];
+    const kidWaiting = async () => (await stead.list({ definition: "asks", status: ["waiting"] })).runs[0];
     const { id: p } = await stead.start(parent, null);
     const kid = await waitUntil("the child to wait for its approval", kidWaiting);
     await waitUntil("the parent to wait for its child", async () => (await stead.get(p)).status === "waiting");
@@ -132,7 +132,7 @@ describe("resume a cancelled run", () => {
 
     // A child cancelled alone: its parent is told (ctx.child throws) and goes on; the child stays ended.
     const { id: p2 } = await stead.start(parent, null);
-    const kid2 = await waitUntil("the second child to wait", async () => (await stead.list({ definition: "asks", status: ["waiting"] })).find((r) => r.parentId === p2));
+    const kid2 = await waitUntil("the second child to wait", async () => (await stead.list({ definition: "asks", status: ["waiting"] })).runs.find((r) => r.parentId === p2));
     await stead.cancel(kid2.id);
     expect((await stead.waitFor(p2, { timeoutMs: 20_000 })).status).toBe("failed");
     const refused = (await caught(() => stead.resume(kid2.id))) as SteadError;

@@ -74,14 +74,21 @@ for (const store of ["sqlite", "postgres"] as const) {
       // starts. Hazard (SQLite): a freeze inside a write transaction keeps the file's write lock, and
       // no other process can claim until it continues; such a freeze is let go and tried again.
       busy.child.kill("SIGSTOP");
+      const letGo = async (tries: number) => {
+        busy.child.kill("SIGCONT");
+        await new Promise((r) => setTimeout(r, 50 + tries * 30));
+        busy.child.kill("SIGSTOP");
+      };
       const other = box.spawn(config({ leaseMs: 1500, concurrency: ids.length }));
-      await other.ready();
+      // The other worker's start-up writes too, so the same hazard can keep it from becoming ready.
+      let ready = false;
+      for (let tries = 0; !ready && tries < 5; tries++) {
+        if (tries > 0) await letGo(tries);
+        ready = await other.ready(8000).then(() => true, () => false);
+      }
+      if (!ready) await other.ready(1);
       for (let tries = 0; tries < 5; tries++) {
-        if (tries > 0) {
-          busy.child.kill("SIGCONT");
-          await new Promise((r) => setTimeout(r, 50 + tries * 30));
-          busy.child.kill("SIGSTOP");
-        }
+        if (tries > 0) await letGo(tries);
         // Past its lease, and long enough for the other worker to take runs over and finish steps.
         await new Promise((r) => setTimeout(r, 4500));
         const until = Date.now() + 4000;

@@ -4,12 +4,14 @@
  * README's workflow is started with the project's own `stead`, SIGKILLed mid-run and finished by
  * `stead worker`; an offline agent is cut off the same way and finished; `require("stead")`,
  * `import("stead")` and the CLI's engine share one SteadError class; `stead/conformance` loads under
- * both without a test runner; the types resolve under both conditions.
+ * both without a test runner; the types resolve under both conditions. The client package
+ * (packages/client, `@stead/client`) is packed and installed alone into a project of its own: one
+ * package, nothing native, the same behaviour under both formats.
  * Node runs with require(esm) switched off where it has the switch, so nothing relies on it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -192,6 +194,40 @@ const require = createRequire(import.meta.url);
 const cjs = require("stead/conformance");
 ${CONFORMANCE_BODY}`;
 
+// A client module as an app's front end loads it: nothing native (process.dlopen is watched before
+// the import, and no module of Stead's runtime or better-sqlite3 is in the require cache after it),
+// then one call of a real server whose URL is the first argument.
+const WATCH_NATIVES = `const natives = [];
+const dlopen = process.dlopen;
+process.dlopen = function (module, file, ...rest) { natives.push(file); return dlopen.call(this, module, file, ...rest); };
+`;
+function clientScripts(mod: string): { cjs: string; esm: string } {
+  const body = `
+const stead = Object.keys(require.cache).filter((k) => /node_modules\\/(stead|@stead|better-sqlite3)\\//.test(k));
+client.createClient({ url: process.argv[2] }).runs.list().then((listed) => {
+  console.log(JSON.stringify({
+    natives,
+    loaded: stead.map((k) => k.slice(k.indexOf("node_modules/"))),
+    same: client.SteadClientError === other.SteadClientError,
+    runs: listed.runs.length,
+    nextCursor: listed.nextCursor,
+  }));
+});
+`;
+  return {
+    cjs: `${WATCH_NATIVES}const client = require("${mod}");
+import("${mod}").then((other) => {${body}});
+`,
+    esm: `import { createRequire } from "node:module";
+${WATCH_NATIVES}const require = createRequire(import.meta.url);
+const client = await import("${mod}");
+const { createClient } = client;
+if (typeof createClient !== "function") throw new Error("no named createClient");
+const other = require("${mod}");
+${body}`,
+  };
+}
+
 let dir = "";
 let app = "";
 const BIN = () => join(app, "node_modules", ".bin", "stead");
@@ -253,6 +289,8 @@ beforeAll(async () => {
   writeFileSync(join(esm, "check.js"), CHECK_ESM);
   writeFileSync(join(app, "conformance.js"), CONFORMANCE_CJS);
   writeFileSync(join(esm, "conformance.js"), CONFORMANCE_ESM);
+  writeFileSync(join(app, "client.js"), clientScripts("stead/client").cjs);
+  writeFileSync(join(esm, "client.js"), clientScripts("stead/client").esm);
 }, 90_000);
 
 afterAll(() => {
@@ -302,6 +340,33 @@ describe("the packed package in a fresh npm project", () => {
       expect(seen.cjs.suites).toBeGreaterThan(10);
       expect(seen.cjs.cases + seen.cjs.skipped).toBeGreaterThan(60);
       expect(seen.cjs.hooks).toBeGreaterThanOrEqual(2);
+    });
+
+    it("stead/client loads under require and import as one module with no native module, and lists a real server's runs", async () => {
+      const server = start(BIN(), ["serve", "--listen", "127.0.0.1:0", "--store", join(folder(), "client.db")], folder(), { timeoutMs: 60_000 });
+      try {
+        const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
+        const r = await run(process.execPath, ["client.js", url], folder());
+        expect(r.stderr).toBe("");
+        expect(r.code).toBe(0);
+        const seen = JSON.parse(r.stdout) as { natives: string[]; loaded: string[]; same: boolean; runs: number; nextCursor: string | null };
+        expect(seen.natives).toEqual([]);
+        expect(seen.loaded.length).toBeGreaterThan(0);
+        expect(seen.loaded.filter((k) => !k.startsWith("node_modules/stead/dist/client/"))).toEqual([]);
+        expect(seen.same).toBe(true);
+        expect({ runs: seen.runs, nextCursor: seen.nextCursor }).toEqual({ runs: 0, nextCursor: null });
+        // The installed package serves the console it ships: its page, and the script that page names.
+        const page = await fetch(`${url}/runs`);
+        expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+        const script = /<script type="module" crossorigin src="(\/assets\/[^"]+\.js)"/.exec(await page.text())?.[1];
+        expect(script).toBeDefined();
+        const js = await fetch(`${url}${script ?? ""}`);
+        expect([js.status, js.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+        expect((await js.text()).length).toBeGreaterThan(10_000);
+      } finally {
+        server.child.kill("SIGTERM");
+        await server.done;
+      }
     });
 
     it("the README's workflow and an agent, SIGKILLed mid-run, are finished by `stead worker` without repeating a completed step", async () => {
@@ -375,7 +440,9 @@ describe("the packed package in a fresh npm project", () => {
       `import { SteadError, workflow, type Stead, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
       `const e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
       `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n` +
-      `export const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n`;
+      `export const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n` +
+      `import { createClient, SteadClientError, type StreamedEvent } from "stead/client";\nexport const listed: Promise<string | null> = createClient({ url: "http://127.0.0.1:1" }).runs.list().then((l) => l.nextCursor);\n` +
+      `export const code = (e: unknown): string | undefined => (e instanceof SteadClientError ? e.code : undefined);\nexport const pos = (e: StreamedEvent): string => e.position;\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);
     writeFileSync(join(app, "esm", "types-esm.ts"), probe);
     const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], app, { timeoutMs: 40_000 });
@@ -388,5 +455,93 @@ describe("the packed package in a fresh npm project", () => {
       new RegExp(`======== Module name 'stead/conformance' was successfully resolved to '([^']+)'`).exec(r.stdout.slice(r.stdout.indexOf(`Resolving module 'stead/conformance' from '${join(app, from)}'`)))?.[1];
     expect(resolvedConformance("types-cjs.ts")).toBe(join(app, "node_modules", "stead", "dist", "conformance.d.ts"));
     expect(resolvedConformance("esm/types-esm.ts")).toBe(join(app, "node_modules", "stead", "dist", "conformance.d.mts"));
+    const resolvedClient = (from: string) =>
+      new RegExp(`======== Module name 'stead/client' was successfully resolved to '([^']+)'`).exec(r.stdout.slice(r.stdout.indexOf(`Resolving module 'stead/client' from '${join(app, from)}'`)))?.[1];
+    expect(resolvedClient("types-cjs.ts")).toBe(join(app, "node_modules", "stead", "dist", "client", "index.d.ts"));
+    expect(resolvedClient("esm/types-esm.ts")).toBe(join(app, "node_modules", "stead", "dist", "client.d.mts"));
+  });
+});
+
+// The client published alone (packages/client): an app that only talks to a server installs it
+// and nothing else.
+describe("the @stead/client package in a fresh npm project of its own", () => {
+  let clientApp = "";
+  let files: string[] = [];
+
+  beforeAll(async () => {
+    const packed = JSON.parse((await ok("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], join(ROOT, "packages", "client"))).stdout) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    files = packed[0]!.files.map((f) => f.path);
+    clientApp = join(dir, "client-app");
+    mkdirSync(join(clientApp, "esm"), { recursive: true });
+    await ok("npm", ["init", "-y"], clientApp);
+    const pkg = JSON.parse(readFileSync(join(clientApp, "package.json"), "utf8")) as Record<string, unknown>;
+    delete pkg.type;
+    writeFileSync(join(clientApp, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
+    await ok("npm", ["install", "--offline", "--no-audit", "--no-fund", `../${packed[0]!.filename}`], clientApp, 60_000);
+    writeFileSync(join(clientApp, "esm", "package.json"), JSON.stringify({ type: "module" }) + "\n");
+    writeFileSync(join(clientApp, "client.js"), clientScripts("@stead/client").cjs);
+    writeFileSync(join(clientApp, "esm", "client.js"), clientScripts("@stead/client").esm);
+  }, 90_000);
+
+  it("installs one package with no dependencies, no install-time script and only its built client, at the root package's version", () => {
+    expect(readdirSync(join(clientApp, "node_modules")).filter((n) => !n.startsWith("."))).toEqual(["@stead"]);
+    expect(readdirSync(join(clientApp, "node_modules", "@stead"))).toEqual(["client"]);
+    const manifest = JSON.parse(readFileSync(join(clientApp, "node_modules", "@stead", "client", "package.json"), "utf8")) as Record<string, unknown>;
+    expect(manifest.dependencies ?? {}).toEqual({});
+    expect(manifest.peerDependencies ?? {}).toEqual({});
+    for (const script of ["preinstall", "install", "postinstall", "prepare"]) expect((manifest.scripts as Record<string, string> | undefined)?.[script], script).toBeUndefined();
+    expect(files.filter((f) => f !== "package.json" && f !== "README.md" && !/^dist\/client(\/[a-z]+\.(js|d\.ts)|\.mjs|\.d\.mts)$/.test(f))).toEqual([]);
+    expect(files).toContain("dist/client/index.js");
+    const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; license: string; engines: unknown };
+    expect({ version: manifest.version, license: manifest.license, engines: manifest.engines }).toEqual({ version: root.version, license: root.license, engines: root.engines });
+  });
+
+  it.each([
+    ["the CommonJS project", "."],
+    ["its ESM sub-folder", "esm"],
+  ])("in %s, loads under require and import as one module with nothing native, and lists a real server's runs", async (_name, sub) => {
+    const store = join(dir, `client-package-${sub === "." ? "cjs" : "esm"}.db`);
+    const server = start(BIN(), ["serve", "--listen", "127.0.0.1:0", "--store", store], app, { timeoutMs: 60_000 });
+    try {
+      const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
+      const r = await run(process.execPath, ["client.js", url], join(clientApp, sub));
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const seen = JSON.parse(r.stdout) as { natives: string[]; loaded: string[]; same: boolean; runs: number; nextCursor: string | null };
+      expect(seen.natives).toEqual([]);
+      expect(seen.loaded.length).toBeGreaterThan(0);
+      expect(seen.loaded.filter((k) => !k.startsWith("node_modules/@stead/client/dist/client/"))).toEqual([]);
+      expect(seen.same).toBe(true);
+      expect({ runs: seen.runs, nextCursor: seen.nextCursor }).toEqual({ runs: 0, nextCursor: null });
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.done;
+    }
+  });
+
+  it("type-checks against its types as CommonJS and as ESM", async () => {
+    const probe =
+      `import { createClient, SteadClientError, type StreamedEvent } from "@stead/client";\n` +
+      `export const listed: Promise<string | null> = createClient({ url: "http://127.0.0.1:1" }).runs.list().then((l) => l.nextCursor);\n` +
+      `export const code = (e: unknown): string | undefined => (e instanceof SteadClientError ? e.code : undefined);\nexport const pos = (e: StreamedEvent): string => e.position;\n`;
+    writeFileSync(join(clientApp, "types-cjs.ts"), probe);
+    writeFileSync(join(clientApp, "esm", "types-esm.ts"), probe);
+    writeFileSync(
+      join(clientApp, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", strict: true, noEmit: true, skipLibCheck: false, lib: ["es2022", "dom"], types: [] },
+        files: ["types-cjs.ts", "esm/types-esm.ts"],
+      }),
+    );
+    const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json", "--traceResolution"], clientApp, { timeoutMs: 40_000 });
+    expect(r.stdout.split("\n").filter((l) => /error TS/.test(l))).toEqual([]);
+    expect(r.code).toBe(0);
+    const resolved = (from: string) =>
+      new RegExp(`======== Module name '@stead/client' was successfully resolved to '([^']+)'`).exec(r.stdout.slice(r.stdout.indexOf(`Resolving module '@stead/client' from '${join(clientApp, from)}'`)))?.[1];
+    expect(resolved("types-cjs.ts")).toBe(join(clientApp, "node_modules", "@stead", "client", "dist", "client", "index.d.ts"));
+    expect(resolved("esm/types-esm.ts")).toBe(join(clientApp, "node_modules", "@stead", "client", "dist", "client.d.mts"));
   });
 });

@@ -21,10 +21,18 @@ export type Kept = [
   Stead.WaitView,
   Stead.HoldView,
   Stead.EventView,
+  Stead.EventStreamPage,
   Stead.Decision,
   Stead.DecisionResult,
   Stead.ControlOptions,
   Stead.Replayable<Stead.ForkResult>,
+  Stead.Explanation,
+  Stead.WayOut,
+  Stead.WayOutVerb,
+  Stead.DefinitionView,
+  Stead.StartByNameResult,
+  Stead.InputSchema,
+  Stead.InputIssue,
 ];
 
 // The write protocol, and the store's rows and reads: internal.
@@ -40,8 +48,38 @@ export type _ClaimedRun = Stead.ClaimedRun;
 export type _StepWrite = Stead.StepWrite;
 // @ts-expect-error RunRow is a store row: users read RunInfo
 export type _RunRow = Stead.RunRow;
+// @ts-expect-error EventPage is the store's stream read: users read EventStreamPage
+export type _EventPage = Stead.EventPage;
 // @ts-expect-error EnginePort is the engine's port for the agent loop
 export type _EnginePort = Stead.EnginePort;
+
+/** A skin renders a way out by its verb: the union narrows each verb's arguments, and a new verb fails this switch. */
+export function verbAndArgs(w: Stead.WayOut): string {
+  switch (w.verb) {
+    case "worker":
+      return w.args.module ?? w.args.definition;
+    case "approve":
+    case "deny":
+      return w.args.wait;
+    case "signal":
+      return w.args.name;
+    case "release":
+      return `${w.args.hold} ${w.args.choice}`;
+    case "events":
+    case "get":
+    case "why":
+    case "pause":
+    case "resume":
+    case "retry":
+    case "cancel":
+    case "fork":
+      return w.runId;
+    default: {
+      const unknown: never = w;
+      return unknown;
+    }
+  }
+}
 
 describe("public types", () => {
   it("a decision on a tool approval takes edited arguments and a scope", () => {

@@ -291,7 +291,7 @@ describe.skipIf(PRIVATE_SERVER_UNAVAILABLE)(`Postgres store across server restar
       await server.restart(500);
       expect(await store.getRun("before")).toMatchObject({ id: "before", status: "pending" });
       await store.createRun(newRun("after"), [{ type: "run.created", data: {} }]);
-      expect((await store.listRuns({})).map((r) => r.id).sort()).toEqual(["after", "before"]);
+      expect((await store.listRuns({})).runs.map((r) => r.id).sort()).toEqual(["after", "before"]);
     } finally {
       await store.close();
     }

@@ -9,6 +9,7 @@ import { SteadError } from "../src/errors.js";
 import { LATEST_VERSION, SqliteStore, type SqliteStoreOptions } from "../src/store/sqlite/index.js";
 import { describeStoreConformance, type StoreFactory } from "../src/store/conformance/index.js";
 import type { Store } from "../src/store/types.js";
+import { sessionTurns } from "../src/store/run-sets.js";
 import { tempDir, tempStorePath } from "./helpers/temp-store.js";
 
 /** Each store's file, to reopen it and remove it. */
@@ -16,6 +17,7 @@ const files = new Map<Store, ReturnType<typeof tempStorePath>>();
 
 const factory: StoreFactory = {
   name: "sqlite",
+  inProcessWakeups: true,
   async open() {
     const t = tempStorePath();
     const store = new SqliteStore({ path: t.path });
@@ -68,6 +70,24 @@ describe("SQLite store specifics", () => {
     expect(err.code).toBe(code);
     expect(err.fix).toEqual(expect.any(String));
   }
+
+  it("refuses a Postgres store's event position and one past its last event, naming the fix; a read-only store follows", async () => {
+    const path = join(dir(), "stead.db");
+    const e = await attempt(path, async (store) => {
+      await store.migrate();
+      await store.createRun({ id: "a", definition: "d", module: null, fingerprint: null, input: "{}", createdAt: 1 }, [{ type: "run.created" }, { type: "second" }]);
+      for (const bad of ["p1", "p1.1", "s3", "szzz"]) expectCode(await store.eventsAfter(bad).catch((x: unknown) => x), "STEAD_BAD_POSITION");
+      const { position } = await store.eventsAfter(null, { limit: 1 });
+      expect((await store.eventsAfter(position)).events.map((x) => x.type)).toEqual(["second"]);
+    });
+    expect(e).toBeUndefined();
+    const reader = new SqliteStore({ path, readonly: true });
+    try {
+      expect((await reader.eventsAfter(null)).events.map((x) => x.type)).toEqual(["run.created", "second"]);
+    } finally {
+      await reader.close();
+    }
+  });
 
   it("opens the file in WAL mode with synchronous=FULL by default (NORMAL on request)", async () => {
     const path = join(dir(), "stead.db");
@@ -165,7 +185,7 @@ describe("SQLite store specifics", () => {
     const all = claimed.flat();
     expect(all).toHaveLength(n);
     expect(new Set(all).size).toBe(n);
-    for (const r of await store.listRuns({ limit: n })) expect(r).toMatchObject({ status: "running", fence: 1 });
+    for (const r of (await store.listRuns({ limit: n })).runs) expect(r).toMatchObject({ status: "running", fence: 1 });
     await store.close();
   });
 
@@ -183,7 +203,7 @@ describe("SQLite store specifics", () => {
     const made = outs.flatMap((o) => JSON.parse(o.stdout) as [string, number][]);
     const all = Array.from({ length: 3 * perProcess }, (_, i) => i + 1);
     expect(made.map(([, t]) => t).sort((a, b) => a - b)).toEqual(all);
-    const stored = await store.listRuns({ sessionId: "S-race", limit: 1000 });
+    const stored = await sessionTurns(store, "S-race");
     expect(stored.map((r) => r.turn)).toEqual(all);
     for (const [id, t] of made) expect(stored.find((r) => r.id === id)?.turn).toBe(t);
     await store.close();

@@ -90,7 +90,7 @@ describe("stead export / stead import", () => {
     const exported = await cli(["export", "--store", source, "--out", file], dir);
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
-    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema ${SCHEMA}) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}, blobs 0, snapshots 0, idempotency_keys 0\n`);
+    expect(exported.stdout).toBe(`exported ${source} (sqlite, schema ${SCHEMA}) to ${file}: runs 2, steps 4, waits 2, holds 0, events ${eventCount(file)}, blobs 0, snapshots 0, idempotency_keys 0, tokens 0\n`);
     const dump = readFileSync(file, "utf8");
     expect(JSON.parse(dump.split("\n")[0] ?? "")).toMatchObject({ "stead-export": 1, source: "sqlite" });
 
@@ -99,7 +99,7 @@ describe("stead export / stead import", () => {
     expect(imported.stderr).toBe("");
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/^imported .*moved\.dump \(from sqlite, schema \d+\) into postgres:\/\/.+ \(postgres\):\n/);
-    expect(imported.stdout).toMatch(/\n {2}runs {14}2\n {2}steps {13}4\n {2}waits {13}2\n {2}holds {13}0\n {2}events {12}\d+\n {2}blobs {13}0\n {2}snapshots {9}0\n {2}idempotency_keys {2}0\n/);
+    expect(imported.stdout).toMatch(/\n {2}runs {14}2\n {2}steps {13}4\n {2}waits {13}2\n {2}holds {13}0\n {2}events {12}\d+\n {2}blobs {13}0\n {2}snapshots {9}0\n {2}idempotency_keys {2}0\n {2}tokens {12}0\n/);
     expect(imported.stdout).toMatch(/\nverified: every table's row count and SHA-256 digest in the store match the dump\n$/);
 
     // The moved runs answer to the CLI on Postgres.
@@ -109,7 +109,7 @@ describe("stead export / stead import", () => {
 
     const fromPg = await cli(["export"], dir, { env: { STEAD_DATABASE_URL: db.url } });
     expect(fromPg.code).toBe(0);
-    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema \d+\): runs 2, steps 4, waits 2, holds 0, events \d+, blobs 0, snapshots 0, idempotency_keys 0\n$/);
+    expect(fromPg.stderr).toMatch(/^exported postgres:\/\/.+ \(postgres, schema \d+\): runs 2, steps 4, waits 2, holds 0, events \d+, blobs 0, snapshots 0, idempotency_keys 0, tokens 0\n$/);
     expect(JSON.parse(fromPg.stdout.split("\n")[0] ?? "")).toMatchObject({ source: "postgres" });
 
     const back = join(dir, "back.db");

@@ -6,6 +6,9 @@ import { chmodSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } f
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkspaceTracker, type CaptureResult, type Tree } from "../src/workspace/index.js";
+import { ChangeWatcher } from "../src/workspace/change-watcher.js";
+import { EventBarrier } from "../src/workspace/event-barrier.js";
+import { resolveScanOptions } from "../src/workspace/options.js";
 import { walkFiles } from "../src/workspace/tree.js";
 import { openTempSqliteStore, tempDir } from "./helpers/temp-store.js";
 import { newRun, writeTree } from "./helpers/workspace.js";
@@ -114,5 +117,56 @@ describe("captures with the change watcher", () => {
       expect(e?.kind === "file" ? e.size : -1, `round ${i}`).toBe(`round ${i}`.length);
       expect(r.snapshot.filesChanged, `round ${i}`).toBe(1);
     }
+  });
+});
+
+describe("the event barrier a capture waits for", () => {
+  it("passes once the events of earlier writes have been delivered, in every watched directory", async () => {
+    const d = tempDir("stead-ws-barrier-");
+    cleanups.push(d.remove);
+    mkdirSync(join(d.dir, "a"));
+    const watcher = new ChangeWatcher(d.dir, resolveScanOptions({}));
+    cleanups.push(() => watcher.close());
+    watcher.start();
+    for (let i = 0; i < 50; i++) {
+      const mark = watcher.counter;
+      writeFileSync(join(d.dir, "a", `f${i}`), "x");
+      mkdirSync(join(d.dir, `dir${i}`));
+      expect(await watcher.drain()).toBe(true);
+      expect([...(watcher.since(mark) ?? [])].sort(), `round ${i}`).toEqual([`a/f${i}`, `dir${i}`].sort());
+    }
+  });
+
+  it("cannot pass without a private directory to watch (TMPDIR unusable): captures then scan in full and miss nothing", async () => {
+    const x = await setup(TREE);
+    const notADir = join(tempDir("stead-ws-barrier-").dir, "file");
+    writeFileSync(notADir, "");
+    x.tracker.close();
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = notADir;
+    try {
+      const bare = new EventBarrier();
+      bare.start();
+      expect(await bare.pass()).toBe(false);
+      bare.close();
+      x.tracker.watch();
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    const full = await x.capture();
+    writeFileSync(join(x.root, "a/one.txt"), "changed while undrained");
+    const r = await x.capture();
+    expect(r.snapshot.filesChanged).toBe(1);
+    expect(contents(r.tree)["a/one.txt"]).not.toBe(contents(full.tree)["a/one.txt"]);
+    expect(r.ok && full.ok && r.dirsListed).toBe(full.ok && full.dirsListed);
+  });
+
+  it("a closed barrier does not pass", async () => {
+    const b = new EventBarrier();
+    b.start();
+    expect(await b.pass()).toBe(true);
+    b.close();
+    expect(await b.pass()).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { SteadError } from "../errors.js";
 import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definition.js";
 import { portedDefinition } from "../engine/port.js";
 import type { AgentConfig, AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
+import { AGENT_INPUT } from "./prompt.js";
 import { runAgent } from "./run.js";
 
 /** Bumped when the loop's journal layout changes: runs recorded under another version are held `definition_changed`. */
@@ -40,6 +41,7 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
       config,
       models,
       onInterrupt: config.onInterrupt ?? "resume",
+      input: AGENT_INPUT,
       fingerprint() {
         fp ??= agentFingerprint(models, config);
         return fp;

@@ -1,7 +1,7 @@
-import { createRequire } from "node:module";
-import type { ErrorObject, ValidateFunction } from "ajv";
+import type { ErrorObject } from "ajv";
 import type { DecisionFields, DecisionRules } from "../engine/control/decision-rules.js";
 import { sameArgs } from "../engine/idempotency.js";
+import { compileJsonSchema } from "../engine/json-schema.js";
 import { SteadError } from "../errors.js";
 
 declare module "../engine/control/decision-rules.js" {
@@ -43,7 +43,7 @@ export const TOOL_DECISIONS: DecisionRules = {
       throw new SteadError("STEAD_BAD_OPTION", `a denial of "${name}" cannot carry edited arguments or scope "run"`, { runId, fix: "deny with --reason only" });
     }
     if (d.input !== undefined) {
-      const validate = compile(tool.inputSchema);
+      const validate = compileJsonSchema(tool.inputSchema);
       if (!validate(d.input)) {
         throw new SteadError("STEAD_SCHEMA_MISMATCH", `the edited arguments for ${tool.tool} do not match its input schema: ${describe(validate.errors)}; the call still waits for a decision`, {
           runId,
@@ -77,26 +77,6 @@ function toolRequest(request: string | null): { tool: string; fingerprint: strin
   const r = req as Record<string, unknown>;
   if (typeof r.tool !== "string" || typeof r.fingerprint !== "string" || typeof r.inputSchema !== "object" || r.inputSchema === null) return null;
   return { tool: r.tool, fingerprint: r.fingerprint, inputSchema: r.inputSchema };
-}
-
-interface AjvLike {
-  compile(schema: object): ValidateFunction;
-}
-
-let ajvs: { draft7: AjvLike; draft2020: AjvLike } | undefined;
-
-function compile(schema: object): ValidateFunction {
-  // Loaded on first use; `.default` is ajv's class under every loader (plain require, tsx, vitest).
-  const require = createRequire(__filename);
-  if (!ajvs) {
-    const Ajv = require("ajv") as { default: new (o: object) => AjvLike };
-    const Ajv2020 = require("ajv/dist/2020") as { default: new (o: object) => AjvLike };
-    const options = { allErrors: true, strict: false };
-    ajvs = { draft7: new Ajv.default(options), draft2020: new Ajv2020.default(options) };
-  }
-  const declared = (schema as { $schema?: unknown }).$schema;
-  const draft = typeof declared === "string" ? declared : "";
-  return (draft.includes("2020-12") ? ajvs.draft2020 : ajvs.draft7).compile(schema);
 }
 
 function describe(errors: ErrorObject[] | null | undefined): string {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import type { Command } from "commander";
-import { createStead } from "../create-stead.js";
-import type { Stead } from "../engine/stead.js";
+import { createStead } from "../stead/create-stead.js";
+import type { Stead } from "../stead/stead.js";
 import { checkPayloadDepth } from "../engine/payload.js";
 import { SteadError } from "../errors.js";
 import { CliExit, EXIT, type ExitCode } from "./exit-codes.js";

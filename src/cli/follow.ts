@@ -1,11 +1,13 @@
 import type { WorkspaceOptions } from "../engine/run-workspace.js";
 import type { AnyDefinition } from "../engine/definition.js";
-import type { Stead } from "../engine/stead.js";
+import type { Stead } from "../stead/stead.js";
 import type { RunInfo } from "../engine/views.js";
 import { print } from "./context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { describeEvent, describeStorage, json } from "./format.js";
 import { LiveText } from "./live-text.js";
+import { wayOutLines } from "./ways-out.js";
+import { writeErr } from "./report-error.js";
 
 /**
  * SIGINT/SIGTERM handling for a foreground process: the first signal calls `onFirst` (a graceful
@@ -16,7 +18,7 @@ export function onInterrupt(onFirst: (signal: NodeJS.Signals) => void): () => vo
   const handler = (signal: NodeJS.Signals) => {
     count += 1;
     if (count > 1) {
-      process.stderr.write(`stead: second ${signal}: exiting now\n`);
+      writeErr(`stead: second ${signal}: exiting now`);
       process.exit(EXIT.interrupted);
     }
     onFirst(signal);
@@ -34,7 +36,7 @@ export async function reportRun(stead: Stead, run: RunInfo, interrupted: boolean
   const explainAndList = async () => {
     const why = await stead.why(run.id);
     print(why.text);
-    for (const c of why.commands) print(`  ${c.what}: ${c.command}`);
+    for (const line of wayOutLines(why)) print(line);
   };
   switch (run.status) {
     case "completed":
@@ -72,11 +74,11 @@ export async function followForeground(
   stead: Stead,
   runId: string,
   definitions: readonly AnyDefinition[],
-  options: { eventsAfter?: number; workspace?: WorkspaceOptions } = {},
+  options: { eventsFrom?: string; workspace?: WorkspaceOptions } = {},
 ): Promise<ExitCode> {
   const controller = new AbortController();
   const off = onInterrupt((signal) => {
-    process.stderr.write(`stead: ${signal}: stopping after the current step and handing run ${runId} back (signal again to exit at once)\n`);
+    writeErr(`stead: ${signal}: stopping after the current step and handing run ${runId} back (signal again to exit at once)`);
     controller.abort();
   });
   let run: RunInfo;
@@ -84,15 +86,15 @@ export async function followForeground(
   try {
     run = await stead.follow(runId, definitions, {
       signal: controller.signal,
-      ...(options.eventsAfter === undefined ? {} : { eventsAfter: options.eventsAfter }),
+      ...(options.eventsFrom === undefined ? {} : { eventsFrom: options.eventsFrom }),
       ...(options.workspace ? { workspace: options.workspace } : {}),
       onEvent: async (raw) => {
         const e = await live.expand(raw);
         const text = describeEvent(e, true);
         if (text !== null) print(`  ${e.runId === runId ? "" : `[${e.runId}] `}${text}`);
       },
-      onError: (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`),
-      onStorage: (r) => process.stderr.write(`stead: ${describeStorage(r)}\n`),
+      onError: (e) => writeErr(`stead: worker error: ${e instanceof Error ? e.message : String(e)}`),
+      onStorage: (r) => writeErr(`stead: ${describeStorage(r)}`),
     });
   } finally {
     off();

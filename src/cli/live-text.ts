@@ -1,5 +1,5 @@
 import { modelStepText } from "../agent/live-text.js";
-import type { Stead } from "../engine/stead.js";
+import type { Stead } from "../stead/stead.js";
 import type { EventView } from "../engine/views.js";
 
 const keyOf = (d: Record<string, unknown>) => `${String(d.step)}#${String(d.attempt)}`;

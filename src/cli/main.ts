@@ -3,14 +3,19 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { registerAnswer } from "./commands/answer.js";
 import { registerControl } from "./commands/control.js";
+import { registerDefinitions } from "./commands/definitions.js";
 import { registerInspect } from "./commands/inspect.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerRun } from "./commands/run.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerTokens } from "./commands/tokens.js";
 import { registerTransfer } from "./commands/transfer.js";
 import { registerWorkspace } from "./commands/workspace.js";
 import { EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 import { oneLine, reportError } from "./report-error.js";
 import { errorPrefix } from "./colour.js";
+import { redactTokens } from "../redact.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {
@@ -28,17 +33,21 @@ export function buildProgram(): Command {
     .option("--store <path|url>", "the store: an SQLite file or a postgres:// URL (default: $STEAD_DATABASE_URL, $STEAD_STORE, or ./.stead/stead.db)")
     .exitOverride()
     // Usage errors on one stderr line, like every other refusal.
-    .configureOutput({ outputError: (text, write) => write(`${errorPrefix()} ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`) })
+    .configureOutput({ outputError: (text, write) => write(redactTokens(`${errorPrefix()} ${oneLine(text.replace(/^error: /, ""))} (see --help)\n`)) })
     .addHelpText(
       "after",
       `\nExit codes:\n${EXIT_CODE_HELP.map((e) => `  ${String(e.code).padStart(3)}  ${e.meaning}`).join("\n")}\n\nExample:\n  $ stead run ./triage.ts --input '{"issue": 42}'\n  $ stead why <run>\n`,
     );
   registerRun(program);
+  registerDefinitions(program);
   registerInspect(program);
   registerAnswer(program);
   registerControl(program);
   registerSessions(program);
   registerTransfer(program);
+  registerTokens(program);
+  registerServe(program);
+  registerMcp(program);
   registerWorkspace(program);
   return program;
 }

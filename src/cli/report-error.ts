@@ -2,6 +2,15 @@ import { CommanderError } from "commander";
 import { CliExit, EXIT, exitFor } from "./exit-codes.js";
 import { describeThrown } from "../thrown.js";
 import { errorPrefix } from "./colour.js";
+import { redactTokens } from "../redact.js";
+
+/**
+ * Writes one line to stderr with every access token in it redacted: errors and worker messages
+ * may quote what a caller or a definition's code wrote. The CLI's stderr goes through here.
+ */
+export function writeErr(line: string): void {
+  process.stderr.write(`${redactTokens(line)}\n`);
+}
 
 interface ErrorLike {
   name?: unknown;
@@ -37,16 +46,16 @@ export function reportError(e: unknown, json = false): number {
     return EXIT.refused;
   }
   if (isSteadErrorLike(e)) {
-    if (json) process.stderr.write(`${JSON.stringify({ error: jsonError(e) })}\n`);
+    if (json) writeErr(JSON.stringify({ error: jsonError(e) }));
     else {
       const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-      process.stderr.write(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}\n`);
+      writeErr(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}`);
     }
     return exitFor(e.code);
   }
   const described = describeThrown(e);
-  process.stderr.write(`${errorPrefix()} internal error: ${oneLine(described.message)}\n`);
-  if (process.env.STEAD_DEBUG && described.stack) process.stderr.write(`${described.stack}\n`);
+  writeErr(`${errorPrefix()} internal error: ${oneLine(described.message)}`);
+  if (process.env.STEAD_DEBUG && described.stack) writeErr(described.stack);
   return EXIT.internal;
 }
 

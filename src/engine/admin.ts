@@ -8,3 +8,4 @@ export { pause, cancel, type PauseResult, type CancelResult } from "./control/st
 export { resume, retry, type ResumeResult, type RetryResult } from "./control/revive.js";
 export { release, findOpenHold, type ReleaseOptions } from "./control/release.js";
 export { fork, type ForkResult } from "./control/fork.js";
+export { startByName, type StartByNameResult } from "./control/start-by-name.js";

@@ -23,6 +23,29 @@ export interface WorkflowDefinition<I = unknown, O = unknown> {
    * last completed step; "interrupt" ends it as interrupted (never replayed) so the session goes on.
    */
   readonly onInterrupt?: "resume" | "interrupt";
+  /**
+   * The input the definition declares (a workflow's `input` schema, an agent's prompt): every
+   * start with the definition checks it, and workers announce its JSON Schema, against which a
+   * start by name is checked. Absent: any JSON input.
+   */
+  readonly input?: DeclaredInput;
+}
+
+/** One way an input breaks its schema: where (a JSON Pointer, "" for the input itself) and what. */
+export interface InputIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * A definition's declared input. Plain data and functions: a definition made by one copy of this
+ * package is executed by another (a CLI loading a user's module).
+ */
+export interface DeclaredInput {
+  /** Its JSON Schema, as workers announce it. */
+  readonly jsonSchema: Readonly<Record<string, unknown>>;
+  /** The input as the definition's function receives it (defaults and transforms applied), or why it does not match. */
+  check(value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; issues: InputIssue[] }>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

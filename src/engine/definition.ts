@@ -2,20 +2,34 @@ import { fileURLToPath } from "node:url";
 import { SteadError } from "../errors.js";
 import { DEFINITION, type AnyDefinition, type WorkflowContext, type WorkflowDefinition } from "./context-types.js";
 import { moduleGraphFingerprint, textFingerprint } from "./fingerprint.js";
+import { declareInput, type InputOf, type InputSchema, type OutputOf } from "./input-schema.js";
 
 export { DEFINITION, type WorkflowDefinition, type AnyDefinition } from "./context-types.js";
 
 export interface WorkflowOptions {
   /**
    * Pins the fingerprint to this string instead of hashing the module graph. Use it when code is
-   * bundled or generated and you decide yourself which changes break running runs.
+   * bundled or generated and you decide yourself which changes break running runs (a change of
+   * the input schema among them).
    */
   version?: string;
+  /**
+   * The input's schema (zod 4, or any Standard Schema with Standard JSON Schema). Every start with
+   * the definition is checked against it (a mismatch is STEAD_SCHEMA_MISMATCH, and nothing is
+   * written); the function receives the input as the schema parses it (defaults applied); workers
+   * announce its JSON Schema, against which `stead start <name>` checks an input without the code.
+   */
+  input?: InputSchema;
 }
 
 export const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 export function workflow<I = unknown, O = unknown>(name: string, fn: (ctx: WorkflowContext, input: I) => Promise<O> | O): WorkflowDefinition<I, O>;
+export function workflow<S extends InputSchema, O = unknown>(
+  name: string,
+  options: WorkflowOptions & { input: S },
+  fn: (ctx: WorkflowContext, input: OutputOf<S>) => Promise<O> | O,
+): WorkflowDefinition<InputOf<S>, O>;
 export function workflow<I = unknown, O = unknown>(
   name: string,
   options: WorkflowOptions,
@@ -38,6 +52,7 @@ export function workflow<I, O>(
       fix: 'pass it as the last argument: workflow("name", async (ctx, input) => { ... })',
     });
   }
+  const input = options.input === undefined ? undefined : declareInput(`workflow ${name}`, options.input);
   const module = callerModule();
   let fp: string | undefined;
   return {
@@ -46,12 +61,16 @@ export function workflow<I, O>(
     name,
     module,
     fn,
+    ...(input ? { input } : {}),
+    // The input schema is part of the code the fingerprint covers: in the module graph (where the
+    // schema is written), or pinned by `version`; only hashing the function's text would miss it,
+    // so its JSON Schema is hashed with it. A workflow without one keeps the fingerprint it had.
     fingerprint() {
       fp ??= options.version !== undefined
         ? `v:${options.version}`
         : module
           ? moduleGraphFingerprint(module)
-          : textFingerprint(fn.toString());
+          : textFingerprint(input ? `${fn.toString()}\0${JSON.stringify(input.jsonSchema)}` : fn.toString());
       return fp;
     },
   };

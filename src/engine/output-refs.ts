@@ -1,4 +1,4 @@
-import type { Store } from "../store/types.js";
+import type { RunReads, StepRow } from "../store/types.js";
 
 /**
  * Output references: a run's stored output may hold, as the value of a top-level field, a pointer
@@ -30,13 +30,16 @@ export function hasOutputRefs(output: unknown): boolean {
 }
 
 /** The output with every reference replaced by the value it points at; a reference that leads nowhere is left as it is. */
-export async function resolveOutputRefs(store: Store, runId: string, output: unknown): Promise<unknown> {
+export async function resolveOutputRefs(store: Pick<RunReads, "completedStep">, runId: string, output: unknown): Promise<unknown> {
   const refs = refsOf(output);
   if (refs.length === 0) return output;
-  const journal = await store.journal(runId);
   const resolved: Record<string, unknown> = { ...(output as Record<string, unknown>) };
+  // The one step each reference names, not the journal: a listing resolves a page of outputs.
+  const steps = new Map<string, Promise<StepRow | undefined>>();
   for (const [field, ref] of refs) {
-    const step = journal.find((s) => s.stepId === ref.$steadRef.step && s.status === "completed");
+    const id = ref.$steadRef.step;
+    if (!steps.has(id)) steps.set(id, store.completedStep(runId, id));
+    const step = await steps.get(id);
     let value: unknown = step?.output ? (JSON.parse(step.output) as unknown) : undefined;
     for (const k of ref.$steadRef.path) value = typeof value === "object" && value !== null ? (value as Record<string | number, unknown>)[k] : undefined;
     if (value !== undefined) resolved[field] = value;

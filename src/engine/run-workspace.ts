@@ -2,6 +2,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../errors.js";
 import { existsSync, readdirSync } from "node:fs";
 import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
+import { sessionTurns } from "../store/run-sets.js";
 import { prepareWorkspace, restoreSnapshot, resumeSnapshot, watchSettle, type CaptureResult, type ScanOptions, type SettleOptions, type WorkspacePolicy, type WorkspaceTracker } from "../workspace/index.js";
 
 /** How a worker treats the workspaces of the runs it executes. */
@@ -110,7 +111,7 @@ async function inheritTurnFiles(store: Store, claimed: ClaimedRun, root: string)
   if (!sessionId || turn === null) return [];
   if (existsSync(root) && readdirSync(root).length > 0) return [];
   if ((await store.snapshots(id)).length > 0) return [];
-  const earlier = (await store.listRuns({ sessionId, limit: 100_000 })).filter((r) => r.turn !== null && r.turn < turn).reverse();
+  const earlier = (await sessionTurns(store, sessionId)).filter((r) => r.turn !== null && r.turn < turn).reverse();
   for (const r of earlier) {
     const snapshot = resumeSnapshot(await store.snapshots(r.id), await store.journal(r.id));
     if (!snapshot) continue;

@@ -1,16 +1,14 @@
 import { SteadError } from "../errors.js";
-import type { RunRow, SessionSummary, Store } from "../store/types.js";
+import type { SessionSummary } from "../store/types.js";
 import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
-import { checkRunId, newRunId } from "./ids.js";
-import { encodePayload } from "./payload.js";
-import type { KeyOption } from "./control/common.js";
+import { checkRunId } from "./ids.js";
+import { checkedInput } from "./input-schema.js";
 import type { ControlOptions } from "./control-options.js";
-import { onceByKey, type Replayable } from "./idempotency.js";
-import type { RunInfo } from "./views.js";
+import type { Replayable } from "./idempotency.js";
+import { queueTurn, turnOutcome, turnViews, type SessionHost, type TurnOutcome, type TurnView } from "./session-turns.js";
 
-/** How a turn ended, as people read it: a failure with STEAD_TURN_INTERRUPTED is "interrupted". */
-export type TurnOutcome = "completed" | "failed" | "interrupted" | "cancelled";
+export { turnOutcome, type SessionHost, type TurnOutcome, type TurnView } from "./session-turns.js";
 
 export interface SessionView {
   id: string;
@@ -22,11 +20,6 @@ export interface SessionView {
   last: { runId: string; turn: number; outcome: TurnOutcome; error: string | null } | null;
   createdAt: string;
   updatedAt: string;
-}
-
-export function turnOutcome(status: string, error: string | null): TurnOutcome {
-  if (status === "failed" && error?.includes("STEAD_TURN_INTERRUPTED")) return "interrupted";
-  return status === "completed" || status === "cancelled" ? status : "failed";
 }
 
 export function sessionView(s: SessionSummary): SessionView {
@@ -51,15 +44,6 @@ function errorText(error: string | null): string | null {
   }
 }
 
-/** What a session needs of the Stead instance that made it. */
-export interface SessionHost {
-  readonly store: Store;
-  readonly payloadLimit: number;
-  keyOption(options: ControlOptions | undefined): KeyOption | undefined;
-  ready(): Promise<void>;
-  view(row: RunRow): Promise<RunInfo>;
-}
-
 export class Session<I> {
   constructor(
     private readonly stead: SessionHost,
@@ -79,35 +63,12 @@ export class Session<I> {
    * fingerprint until a worker claims it, so a session takes a new definition at a turn boundary.
    */
   async send(input: I, options: ControlOptions = {}): Promise<Replayable<{ runId: string; turn: number }>> {
-    const stead = this.stead;
-    const encoded = encodePayload(input, `the input of session ${this.id}`, stead.payloadLimit) ?? "null";
-    const key = stead.keyOption(options);
-    await stead.ready();
-    const by = options.by ?? null;
-    const call = key ? { verb: "send" as const, scope: this.id, key: key.key, args: { definition: this.definition.name, input: JSON.parse(encoded) as unknown }, by, ttlMs: key.ttlMs } : undefined;
-    return onceByKey<{ runId: string; turn: number }>(stead.store, call, async (keyWrite) => {
-      const prior = await stead.store.listSessions({ sessionId: this.id, limit: 1 });
-      const other = prior[0]?.definition;
-      if (other !== undefined && other !== this.definition.name) {
-        throw new SteadError("STEAD_ID_TAKEN", `session ${this.id} belongs to "${other}", not "${this.definition.name}"`, {
-          fix: "use another session id for another agent",
-        });
-      }
-      const runId = newRunId();
-      // The turn's number is only known once inserted: the key records the run, and a repeat reads its turn back.
-      const row: RunRow = await stead.store.createRun(
-        { id: runId, definition: this.definition.name, module: this.definition.module, fingerprint: null, input: encoded, sessionId: this.id, createdAt: Date.now(), workspace: this.workspace },
-        [{ type: "run.created", data: { definition: this.definition.name, session: this.id, ...(by ? { by } : {}) } }],
-        keyWrite?.({ runId, turn: 0 }),
-      );
-      return { runId: row.id, turn: row.turn ?? 0, already: false };
-    }).then(async (r) => (r.already ? { ...r, turn: (await stead.store.getRun(r.runId))?.turn ?? r.turn } : r));
+    if (this.definition.input) await checkedInput(this.definition, input, { fix: `send an input that matches the input schema of ${this.definition.name}` });
+    return queueTurn(this.stead, { sessionId: this.id, definition: this.definition.name, module: this.definition.module, workspace: this.workspace }, input, options);
   }
 
   /** The session's turns, in order. */
-  async turns(): Promise<(RunInfo & { turn: number; outcome: TurnOutcome | null })[]> {
-    await this.stead.ready();
-    const runs = await this.stead.store.listRuns({ sessionId: this.id, limit: 100_000 });
-    return Promise.all(runs.map(async (r) => ({ ...(await this.stead.view(r)), turn: r.turn ?? 0, outcome: ["completed", "failed", "cancelled"].includes(r.status) ? turnOutcome(r.status, r.error) : null })));
+  async turns(): Promise<TurnView[]> {
+    return turnViews(this.stead, this.id);
   }
 }

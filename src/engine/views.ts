@@ -10,6 +10,9 @@ export interface RunInfo {
   output: unknown;
   error: ErrorRecord | null;
   parentId: string | null;
+  /** The session this run is a turn of, and its turn number; null for a run outside sessions. */
+  sessionId: string | null;
+  turn: number | null;
   fingerprint: string | null;
   module: string | null;
   fence: number;
@@ -66,6 +69,16 @@ export interface EventView {
   data: Record<string, unknown>;
 }
 
+/** One read of the event stream (`stead.eventsAfter`). */
+export interface EventStreamPage {
+  /** New events, each once across reads, in commit order (one run's in `seq` order). */
+  events: EventView[];
+  /** Where the next read continues (an SSE id): pass it back unchanged. */
+  position: string;
+  /** Where a read continues after each event (`positions[i]` after `events[i]`; the last is `position`). */
+  positions: string[];
+}
+
 const safeParse = (t: string | null): unknown => {
   if (t === null) return undefined;
   try {
@@ -84,6 +97,8 @@ export function runView(r: RunRow): RunInfo {
     output: safeParse(r.output),
     error: r.error ? decodeError(r.error) : null,
     parentId: r.parentId,
+    sessionId: r.sessionId,
+    turn: r.turn,
     fingerprint: r.fingerprint,
     module: r.module,
     fence: r.fence,

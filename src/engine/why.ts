@@ -2,26 +2,23 @@ import type { HoldRow, RunRow, StepRow, WaitRow } from "../store/types.js";
 import { formatDuration } from "./durations.js";
 import { HOLD_CHOICES, storageSince } from "./holds.js";
 import { decodeError } from "./payload.js";
+import type { PlainCall, WayOut } from "./ways-out.js";
 
-
-export interface WayOut {
-  what: string;
-  command: string;
-}
+export type { WayOut } from "./ways-out.js";
 
 export interface Explanation {
   runId: string;
   status: string;
   /** One paragraph: where the run is, why, and what happens next. */
   text: string;
-  /** Each way forward with the exact command for it. */
-  commands: WayOut[];
+  /** Each way forward, as the control call that takes it (see ways-out.ts); a skin renders them. */
+  waysOut: WayOut[];
 }
 
-const q = (s: string) => (/^[A-Za-z0-9_.:/@=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+const call = (what: string, verb: PlainCall["verb"], runId: string): PlainCall => ({ what, verb, runId, args: {}, supply: [] });
 
-function workerCommand(run: RunRow): string {
-  return run.module ? `stead worker ${q(run.module)}` : `stead worker <file exporting ${run.definition}>`;
+function startWorker(what: string, run: RunRow): WayOut {
+  return { what, verb: "worker", runId: run.id, args: { definition: run.definition, module: run.module }, supply: [] };
 }
 
 function lastStep(journal: StepRow[]): string {
@@ -33,40 +30,43 @@ function lastStep(journal: StepRow[]): string {
 
 /** `ownerGone`: the lease's owner process is known to be dead (same host, checked by the caller). */
 export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds: HoldRow[], now = Date.now(), ownerGone = false): Explanation {
-  const id = q(run.id);
-  const commands: WayOut[] = [];
+  const id = run.id;
+  const ways: WayOut[] = [];
   const since = formatDuration(now - run.updatedAt);
   let text: string;
   switch (run.status) {
     case "pending":
       text = `Run ${run.id} (${run.definition}) is ready and waiting for a worker that has the definition "${run.definition}"; ${lastStep(journal)}. Any running worker for it claims the run within its poll interval.`;
-      commands.push({ what: "start a worker", command: workerCommand(run) });
+      ways.push(startWorker("start a worker", run));
       break;
     case "running": {
       if (ownerGone) {
         text = `Run ${run.id} (${run.definition}) was running on worker ${run.leaseOwner ?? "?"} (pid ${run.ownerPid ?? "?"}), but that process is gone; ${lastStep(journal)}. Any worker for "${run.definition}" on this host takes it over at once and resumes it at its last completed step.`;
-        commands.push({ what: "start a worker", command: workerCommand(run) });
+        ways.push(startWorker("start a worker", run));
         break;
       }
       const left = run.leaseExpiresAt === null ? "" : run.leaseExpiresAt > now ? `, lease renewed until ${formatDuration(run.leaseExpiresAt - now)} from now` : ", its lease has expired and any worker may take it over";
       text = `Run ${run.id} (${run.definition}) is running on worker ${run.leaseOwner ?? "?"} (host ${run.ownerHost ?? "?"}, pid ${run.ownerPid ?? "?"}, claim #${run.fence}${left}); ${lastStep(journal)}.${run.pauseRequested ? " A pause was requested: it parks after its current step." : ""}`;
-      commands.push({ what: "follow it", command: `stead logs ${id} -f` }, { what: "pause it after the current step", command: `stead pause ${id}` });
+      ways.push({ what: "follow it", verb: "events", runId: id, args: { follow: true }, supply: [] }, call("pause it after the current step", "pause", id));
       break;
     }
     case "waiting": {
       const open = waits.filter((w) => w.status === "open");
       const parts = open.map((w) => {
-        const n = q(w.name);
+        const wait = w.name;
         switch (w.kind) {
           case "approval": {
-            commands.push({ what: `approve "${w.name}"`, command: `stead approve ${id} ${n}` }, { what: `deny "${w.name}"`, command: `stead deny ${id} ${n} --reason "..."` });
-            const call = toolCall(w.request);
-            if (call) {
-              commands.push(
-                { what: "approve it with edited arguments", command: `stead approve ${id} ${n} --edit '<json>'` },
-                { what: `approve ${call.tool} for the rest of the run`, command: `stead approve ${id} ${n} --scope run` },
+            ways.push(
+              { what: `approve "${w.name}"`, verb: "approve", runId: id, args: { wait }, supply: [] },
+              { what: `deny "${w.name}"`, verb: "deny", runId: id, args: { wait }, supply: ["reason"] },
+            );
+            const tc = toolCall(w.request);
+            if (tc) {
+              ways.push(
+                { what: "approve it with edited arguments", verb: "approve", runId: id, args: { wait }, supply: ["input"] },
+                { what: `approve ${tc.tool} for the rest of the run`, verb: "approve", runId: id, args: { wait, scope: "run" }, supply: [] },
               );
-              return `approval of tool call ${call.tool}(${JSON.stringify(call.input).slice(0, 300)}) [call ${call.toolCallId}, fingerprint ${call.fingerprint}], asked ${formatDuration(now - w.createdAt)} ago`;
+              return `approval of tool call ${tc.tool}(${JSON.stringify(tc.input).slice(0, 300)}) [call ${tc.toolCallId}, fingerprint ${tc.fingerprint}], asked ${formatDuration(now - w.createdAt)} ago`;
             }
             return `approval "${w.name}"${w.request ? ` (request: ${w.request.slice(0, 200)})` : ""}, asked ${formatDuration(now - w.createdAt)} ago`;
           }
@@ -82,7 +82,7 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
             return `the provider's quota${model ? ` for ${model}` : ""} to reset: parked with no process and no retry spent, ${due > 0 ? `reset in ${formatDuration(due)} (at ${at})` : `reset was due at ${at}: the next worker sweep wakes it`}`;
           }
           case "signal":
-            commands.push({ what: `send signal "${w.name}"`, command: `stead signal ${id} ${n} '<json>'` });
+            ways.push({ what: `send signal "${w.name}"`, verb: "signal", runId: id, args: { name: wait }, supply: ["payload"] });
             return `signal "${w.name}", waiting ${formatDuration(now - w.createdAt)}`;
           case "timer": {
             const due = (w.wakeAt ?? now) - now;
@@ -95,15 +95,15 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
             } catch {
               child = "";
             }
-            if (child) commands.push({ what: `inspect child ${child}`, command: `stead why ${q(child)}` });
+            if (child) ways.push(call(`inspect child ${child}`, "why", child));
             return `child run ${child || w.name} to end`;
           }
         }
         return `${String(w.kind)} "${w.name}"`;
       });
       text = `Run ${run.id} (${run.definition}) is parked with no process, waiting for ${parts.join(" and ") || "an answer"}; ${lastStep(journal)}. An answer makes it runnable and any worker for "${run.definition}" resumes it by itself.`;
-      if (open.some((w) => w.kind === "timer" || w.kind === "quota" || w.kind === "child")) commands.push({ what: "make sure a worker runs", command: workerCommand(run) });
-      commands.push({ what: "cancel it", command: `stead cancel ${id}` });
+      if (open.some((w) => w.kind === "timer" || w.kind === "quota" || w.kind === "child")) ways.push(startWorker("make sure a worker runs", run));
+      ways.push(call("cancel it", "cancel", id));
       break;
     }
     case "held": {
@@ -112,53 +112,51 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       if (storage && open.length === 1) {
         const at = storageSince(storage.details) ?? storage.createdAt;
         text = `Run ${run.id} (${run.definition}) is on hold: storage full since ${new Date(at).toISOString()} (${formatDuration(now - at)} ago): ${storageError(storage.details)}. It continues by itself once space returns: any worker for "${run.definition}" probes the store, and claims pause until then; ${lastStep(journal)}.`;
-        commands.push(
-          { what: "free space where the store lives (or raise its size limit); nothing else is needed", command: workerCommand(run) },
-          { what: "resume it now, once space is back (refused while the store is still full)", command: `stead release ${id} storage --choice retry` },
-          { what: "cancel it", command: `stead cancel ${id}` },
+        ways.push(
+          startWorker("free space where the store lives (or raise its size limit); nothing else is needed", run),
+          { what: "resume it now, once space is back (refused while the store is still full)", verb: "release", runId: id, args: { hold: "storage", choice: "retry" }, supply: [] },
+          call("cancel it", "cancel", id),
         );
         break;
       }
       const parts = open.map((h) => {
-        const ref = q(h.kind);
         for (const c of HOLD_CHOICES[h.kind]) {
-          const extra = c.choice === "result" ? " --result '<json>'" : "";
-          commands.push({ what: c.effect, command: `stead release ${id} ${ref} --choice ${c.choice}${extra}` });
+          ways.push({ what: c.effect, verb: "release", runId: id, args: { hold: h.kind, choice: c.choice }, supply: c.choice === "result" ? ["result"] : [] });
         }
-        if (h.kind === "definition_changed") commands.push({ what: "run it again from its journal under the new code, as a new run", command: `stead fork ${id}` });
-        if (h.kind === "nondeterminism") commands.push({ what: "keep the journal up to the divergence in a new run under the new code", command: `stead fork ${id}` });
+        if (h.kind === "definition_changed") ways.push(call("run it again from its journal under the new code, as a new run", "fork", id));
+        if (h.kind === "nondeterminism") ways.push(call("keep the journal up to the divergence in a new run under the new code", "fork", id));
         return `${h.kind}: ${h.reason}`;
       });
       text = `Run ${run.id} (${run.definition}) is on hold since ${since} ago because ${parts.join("; ") || "of an unknown reason"}. Only a person releases it; ${lastStep(journal)}.`;
-      commands.push({ what: "cancel it", command: `stead cancel ${id}` });
+      ways.push(call("cancel it", "cancel", id));
       break;
     }
     case "paused":
       text = `Run ${run.id} (${run.definition}) was paused ${since} ago; ${lastStep(journal)}. It stays parked until resumed.`;
-      commands.push({ what: "resume it", command: `stead resume ${id}` }, { what: "cancel it", command: `stead cancel ${id}` });
+      ways.push(call("resume it", "resume", id), call("cancel it", "cancel", id));
       break;
     case "completed":
       text = `Run ${run.id} (${run.definition}) completed ${since} ago after ${journal.length} journal entries.`;
-      commands.push({ what: "see its output", command: `stead status ${id}` });
+      ways.push(call("see its output", "get", id));
       break;
     case "failed": {
       const e = decodeError(run.error);
       text = `Run ${run.id} (${run.definition}) failed ${since} ago: ${e.code ? `${e.code}: ` : ""}${e.message}; ${lastStep(journal)}.${e.fix ? ` What to check: ${e.fix}` : ""}`;
-      commands.push(
-        { what: `give ${e.stepId ? `step "${e.stepId}"` : "its failed step"} a new attempt once its cause is fixed`, command: `stead retry ${id}` },
-        { what: "rerun it under the current code, reusing completed steps", command: `stead fork ${id}` },
+      ways.push(
+        call(`give ${e.stepId ? `step "${e.stepId}"` : "its failed step"} a new attempt once its cause is fixed`, "retry", id),
+        call("rerun it under the current code, reusing completed steps", "fork", id),
       );
       break;
     }
     case "cancelled":
       text = `Run ${run.id} (${run.definition}) was cancelled ${since} ago; ${lastStep(journal)}. Nothing was deleted: it can be resumed.`;
-      commands.push(
-        { what: "resume it from its last completed step (with the children cancelled with it)", command: `stead resume ${id}` },
-        { what: "run it again from its journal as a new run", command: `stead fork ${id}` },
+      ways.push(
+        call("resume it from its last completed step (with the children cancelled with it)", "resume", id),
+        call("run it again from its journal as a new run", "fork", id),
       );
       break;
   }
-  return { runId: run.id, status: run.status, text, commands };
+  return { runId: run.id, status: run.status, text, waysOut: ways };
 }
 
 function storageError(details: string): string {

@@ -43,3 +43,11 @@ export function keyTaken(verb: string, scope: string, key: string): SteadError {
     fix: "read the first call's result with the same key, or use a new key for a new command",
   });
 }
+
+/** The store found a token that is not revoked under the name a new one asked for. */
+export function tokenNameTaken(name: string): SteadError {
+  return new SteadError("STEAD_ID_TAKEN", `a token named ${JSON.stringify(name)} exists and is not revoked`, {
+    token: name,
+    fix: `choose another name, or revoke that token first (stead tokens revoke ${name})`,
+  });
+}

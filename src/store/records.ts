@@ -17,7 +17,9 @@
  * Payloads (input, output, results) arrive as JSON text already validated by the engine.
  */
 
-export type RunStatus = "pending" | "running" | "waiting" | "held" | "paused" | "completed" | "failed" | "cancelled";
+/** Every status a run can have, in the order a run's life usually passes them. */
+export const RUN_STATUSES = ["pending", "running", "waiting", "held", "paused", "completed", "failed", "cancelled"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
 
 /** Stores keep the kind as text and never reject one they do not list. */
@@ -227,6 +229,82 @@ export interface IdempotencyRow {
 }
 
 /**
+ * An access token as the store keeps it: never the secret, only its SHA-256 (`hash`, 64 hex
+ * digits). A name is unique among the tokens that are not revoked; a revoked token's row stays,
+ * as the record of who made it and who revoked it. `role` is stored as given (the engine checks it).
+ */
+export interface TokenRow {
+  id: string;
+  name: string;
+  role: string;
+  hash: string;
+  createdAt: number;
+  createdBy: string | null;
+  revokedAt: number | null;
+  revokedBy: string | null;
+  /** Coarse: written at most once per interval the caller chooses (TokenStore.touchToken). */
+  lastUsedAt: number | null;
+}
+
+/** A token's row without its hash: what every read but a lookup by hash returns. */
+export type TokenRecord = Omit<TokenRow, "hash">;
+
+/** A new token's row: the rest starts null (not revoked, never used). */
+export type TokenWrite = Pick<TokenRow, "id" | "name" | "role" | "hash" | "createdAt" | "createdBy">;
+
+/**
+ * A definition as a worker announces it (`DefinitionAnnouncements`). The store keeps the text as
+ * given and never reads the schema: the engine checks inputs against it.
+ */
+export interface DefinitionAnnouncement {
+  name: string;
+  /** "workflow" or "agent"; kept as text, like every kind. */
+  kind: string;
+  fingerprint: string;
+  /** Absolute path of the module on the announcing worker's machine, when known. */
+  module: string | null;
+  /** The JSON Schema of its input, as JSON text; null when it declares none. */
+  inputSchema: string | null;
+}
+
+/** The worker an announcement is of. */
+export interface AnnouncingWorker {
+  workerId: string;
+  host: string;
+  pid: number;
+}
+
+/** A row of the catalog: a name and fingerprint some worker announced (kept after it stopped). */
+export interface DefinitionRow {
+  name: string;
+  fingerprint: string;
+  kind: string;
+  module: string | null;
+  inputSchema: string | null;
+  firstAnnouncedAt: number;
+  /** The last announcement or refresh of it by any worker. */
+  lastSeenAt: number;
+}
+
+/** One worker's announcement of one definition. */
+export interface AnnouncementRow {
+  workerId: string;
+  name: string;
+  fingerprint: string;
+  host: string;
+  pid: number;
+  announcedAt: number;
+  seenAt: number;
+  /** Counts as alive until then: the worker's refresh bound (see DefinitionAnnouncements). */
+  expiresAt: number;
+}
+
+/** A catalog row with every announcement of it on record, each judged alive by the store's clock. */
+export interface DefinitionRecord extends DefinitionRow {
+  workers: (AnnouncementRow & { alive: boolean })[];
+}
+
+/**
  * Event types a later write may delete (Mutation.deleteEvents): live model text, replaced by its
  * step's journaled outcome. Every store's schema has an index for exactly these.
  */
@@ -407,13 +485,65 @@ export interface LeaseInfo {
   leaseExpiresAt: number | null;
 }
 
+/**
+ * Which runs a listing or a count takes: every field given narrows, an absent one does not. Times
+ * are ms since the epoch; a range is half-open (`…Since` inclusive, `…Before` exclusive).
+ */
 export interface RunFilter {
+  /** Any of these statuses; an empty list is no filter. */
   status?: readonly RunStatus[];
   definition?: string;
-  parentId?: string;
-  /** Only this session's turns, ordered by turn ascending (instead of newest first). */
   sessionId?: string;
+  parentId?: string;
+  createdSince?: number;
+  createdBefore?: number;
+  updatedSince?: number;
+  updatedBefore?: number;
+  /** Ids starting with this text, taken literally (`%` and `_` are characters, not wildcards). */
+  idPrefix?: string;
+}
+
+/** The key a listing is ordered by; `id` breaks ties, so the order is total. */
+export type RunSortKey = "createdAt" | "updatedAt";
+export type SortOrder = "asc" | "desc";
+
+/** One page of a run listing (see store/run-listing.ts for the limits and the cursor). */
+export interface RunQuery extends RunFilter {
+  /** Default `createdAt`. */
+  sort?: RunSortKey;
+  /** Default `desc` (newest first). */
+  order?: SortOrder;
+  /** Runs per page: default DEFAULT_PAGE_SIZE, at most MAX_PAGE_SIZE (more is refused). */
   limit?: number;
+  /** The `nextCursor` of the page before, given with the same filters, sort and order. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunRow[];
+  /** Where the next page starts; null when this page is the last. Opaque: pass it back unchanged. */
+  nextCursor: string | null;
+}
+
+/** A journal entry's small fields: what a listing shows of a run's last step, without its payloads. */
+export interface StepHead {
+  runId: string;
+  seq: number;
+  stepId: string;
+  kind: StepKind;
+  status: StepStatus;
+  attempt: number;
+}
+
+/** What a listing shows of a run besides its row, read in a bounded number of rows per run. */
+export interface RunActivity {
+  runId: string;
+  /** The journal's last entry (highest seq); null for an empty journal. */
+  lastStep: StepHead | null;
+  /** The time of the run's latest event: its last activity (a step, a claim, a wait, live model text). */
+  lastEventAt: number | null;
+  openWaits: WaitRow[];
+  openHolds: HoldRow[];
 }
 
 export interface SessionFilter {
@@ -441,11 +571,48 @@ export interface SessionSummary {
   updatedAt: number;
 }
 
+/**
+ * `events()`'s filter. Hazard: `afterSeq` follows numbering, not commit order. On Postgres a number
+ * is taken before its transaction commits, so a follower of the whole store (or of several runs)
+ * that moves past a number can skip an event whose lower number commits later. One run's numbers do
+ * follow its commits (every writer of a run's events holds the run's row lock until it commits).
+ * A follower reads `eventsAfter` instead.
+ */
 export interface EventFilter {
   runId?: string;
   afterSeq?: number;
   limit?: number;
 }
+
+/** `eventsAfter()`'s filter. */
+export interface EventStreamFilter {
+  /** Only this run's events. */
+  runId?: string;
+  /** Only these runs' events (a session's turns); not with `runId`. */
+  runIds?: readonly string[];
+  /** At most this many events (1 to EVENT_PAGE_MAX; default EVENT_PAGE_DEFAULT). */
+  limit?: number;
+}
+
+/** One read of an event stream. */
+export interface EventPage {
+  /** New events, each once, in an order consistent with their commits (numbers grow within a run). */
+  events: EventRow[];
+  /**
+   * Where the next read continues: pass it back unchanged. Opaque, printable ASCII without spaces
+   * (an SSE `id:`); it grows with the transactions a Postgres server had in progress at the read.
+   */
+  position: string;
+  /**
+   * Where a read continues after each event: `positions[i]` follows `events[i]` (a live stream's
+   * per-event SSE id), so a follower cut off inside a page resumes with no gap and no repeat. The
+   * last one equals `position`; a page with no events has none.
+   */
+  positions: string[];
+}
+
+export const EVENT_PAGE_DEFAULT = 1000;
+export const EVENT_PAGE_MAX = 10_000;
 
 export interface HoldFilter {
   runId?: string;
@@ -457,7 +624,7 @@ export interface HoldFilter {
  * Tables `stead export` / `stead import` move, in dump order. One list for every store: a table a
  * later migration adds is described in `schema/tables.ts` and named here, nowhere else.
  */
-export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots", "idempotency_keys"] as const;
+export const TRANSFER_TABLES = ["runs", "steps", "waits", "holds", "events", "blobs", "snapshots", "idempotency_keys", "tokens"] as const;
 export type TransferTable = (typeof TRANSFER_TABLES)[number];
 /** A column's value in a transfer row: JSON-safe, the same in every dialect (integers as numbers, flags as booleans). */
 export type TransferValue = string | number | boolean | null;

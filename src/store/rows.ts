@@ -7,8 +7,8 @@
  * Each row type is checked against its table at compile time (`Conforms` below): a column added to
  * the description without its field, or a field whose nullability differs, fails the typecheck.
  */
-import type { EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, WaitRow } from "./types.js";
-import type { ColumnSpec, LogicalType } from "./schema/model.js";
+import type { AnnouncementRow, DefinitionRow, EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, TokenRecord, TokenRow, WaitRow } from "./types.js";
+import type { ColumnSpec, Dialect, LogicalType } from "./schema/model.js";
 import { TABLES, type TableName } from "./schema/tables.js";
 
 type Raw = Record<string, unknown>;
@@ -23,7 +23,8 @@ type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capita
 const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 type Value<T extends LogicalType> = T extends "text" ? string : T extends "bool" ? boolean : T extends "bytes" ? Buffer : number;
-type Columns<T extends TableName> = (typeof TABLES)[T]["columns"][number];
+/** A table's columns that are fields of its rows: a dialect's bookkeeping columns are not. */
+type Columns<T extends TableName> = Exclude<(typeof TABLES)[T]["columns"][number], { only: Dialect }>;
 /** The row a table's description gives, fields in camelCase. */
 export type RowOf<T extends TableName> = {
   [C in Columns<T> as Camel<C["name"]>]: C extends { nullable: true } ? Value<C["type"]> | null : Value<C["type"]>;
@@ -48,6 +49,9 @@ conforms<"holds", HoldRow>(true);
 conforms<"events", EventRow>(true);
 conforms<"idempotency_keys", IdempotencyRow>(true);
 conforms<"snapshots", SnapshotRow>(true);
+conforms<"tokens", TokenRow>(true);
+conforms<"definitions", DefinitionRow>(true);
+conforms<"announcements", AnnouncementRow>(true);
 
 function reader(c: ColumnSpec): (v: unknown) => unknown {
   switch (c.type) {
@@ -67,7 +71,7 @@ function reader(c: ColumnSpec): (v: unknown) => unknown {
  * the object, when it is not the columns' (a row's JSON, as people and scripts see it, keeps it).
  */
 export function rowMapper<T extends TableName, R>(table: T & (Conforms<T, R> extends true ? T : never), order?: readonly (keyof R & string)[]): (r: Raw) => R {
-  const columns: readonly ColumnSpec[] = TABLES[table].columns;
+  const columns = (TABLES[table].columns as readonly ColumnSpec[]).filter((c) => c.only === undefined);
   const byField = new Map(columns.map((c) => [camel(c.name), c]));
   if (order && (order.length !== columns.length || order.some((f) => !byField.has(f)))) throw new Error(`rowMapper(${table}): the order must name every field once`);
   const fields = (order ?? [...byField.keys()]).map((f) => {
@@ -92,6 +96,15 @@ export const toHold = rowMapper<"holds", HoldRow>("holds");
 export const toEvent = rowMapper<"events", EventRow>("events");
 export const toIdempotency = rowMapper<"idempotency_keys", IdempotencyRow>("idempotency_keys");
 export const toSnapshot = rowMapper<"snapshots", SnapshotRow>("snapshots");
+export const toToken = rowMapper<"tokens", TokenRow>("tokens");
+
+/** A token's row read without its hash column (sql/tokens.ts): the record, with no `hash` field at all. */
+export function toTokenRecord(r: Raw): TokenRecord {
+  const { hash: _none, ...record } = toToken({ ...r, hash: "" });
+  return record;
+}
+export const toDefinition = rowMapper<"definitions", DefinitionRow>("definitions");
+export const toAnnouncement = rowMapper<"announcements", AnnouncementRow>("announcements");
 
 /** A row of the stores' session summary query (see SESSIONS_SQL in each store). */
 export function toSession(r: Raw): SessionSummary {

@@ -1,11 +1,12 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
+import { redactTokens } from "../redact.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
 import { Execution, type ExecutionOutcome } from "../engine/execution/index.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
-import type { ClaimedRun, Owner, Store, Unit, WorkerAttachment } from "../store/types.js";
+import type { ClaimedRun, Owner, RunStatus, Store, Unit, WorkerAttachment } from "../store/types.js";
 import { GroupCommitter } from "./group-commit.js";
 import { newOwner } from "./owner.js";
 import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
@@ -17,6 +18,7 @@ import { DEFAULT_HEADROOM_BYTES, isStorageFull, isStoreLost } from "../store/fau
 import { StorageGuard, type StorageReport } from "./storage-guard.js";
 import { ClaimLoop } from "./claim-loop.js";
 import { WorkerLifecycle } from "./worker-state.js";
+import { ANNOUNCEMENT_RETENTION_MS, Announcer, announcementBound, announcementsOf } from "./announcer.js";
 
 export interface WorkerOptions {
   /** The definitions this worker can execute; it claims only runs of these. */
@@ -53,6 +55,13 @@ export interface WorkerOptions {
   restoreHooks?: readonly RestoreHook[];
   /** Per restore hook. Default 10 000 ms. */
   restoreHookTimeoutMs?: number;
+  /**
+   * Announce the definitions this worker serves in the store (name, kind, fingerprint, input
+   * schema), so they can be listed and started by name without their code: refreshed at the
+   * heartbeat, alive for `leaseMs` (at least 10 s) after each refresh, withdrawn on a graceful stop. Default: true,
+   * unless `runIds` restricts its claims (a foreground run's worker serves no one else).
+   */
+  announce?: boolean;
   /** After a write failed for lack of space: the room a probe must find before runs continue. Default 8 MiB. */
   storageHeadroomBytes?: number;
   /** How long the store may stay full before each affected run gets a `storage.full` event. Default 30 000 ms. */
@@ -63,7 +72,10 @@ export interface WorkerOptions {
 
 export interface WorkerEvents {
   outcome: [runId: string, outcome: ExecutionOutcome];
-  claimed: [runId: string];
+  /** `previousStatus` "running": the run's last lease had expired (a takeover). */
+  claimed: [runId: string, previousStatus: RunStatus];
+  /** A unit of this run's writes (a step's outcome, an intent, a wait) is durable, `ms` after it was handed to the group commit. */
+  committed: [runId: string, ms: number];
   error: [error: unknown];
   /** The store's room to write changed: full (claims pause), still full, recovered. */
   storage: [report: StorageReport];
@@ -139,6 +151,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private gcPass: Promise<void> | undefined;
   /** Restore hook durations of runs about to be claimed, for their `run.resumed` event. */
   private readonly hookReports = new Map<string, { hook: string; ms: number }[]>();
+  /** Ends this worker's subscription to its store's in-process wake-ups (Store.onWake). */
+  private unhearWakes: (() => void) | undefined;
+  /** Announces what this worker serves; undefined when it announces nothing. */
+  private readonly announcer: Announcer | undefined;
 
   constructor(
     private readonly store: Store,
@@ -167,6 +183,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
       () => this.present(),
     );
     this.graceMs = options.graceMs ?? 30_000;
+    if (options.announce ?? options.runIds === undefined) {
+      const payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
+      this.announcer = new Announcer(store, announcementsOf(this.byName.values(), payloadLimit), announcementBound(this.leaseMs), (e) => {
+        this.storeFailed(e);
+        this.report(e);
+      });
+    }
     this.storage = new StorageGuard(store, {
       headroomBytes: options.storageHeadroomBytes ?? DEFAULT_HEADROOM_BYTES,
       alertMs: options.storageAlertMs ?? 30_000,
@@ -220,6 +243,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.life.move({ kind: "running" });
     this.storage.prepare().catch((e: unknown) => this.report(e));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    // A write through this store object that makes a run claimable (a server's approval in this
+    // process) claims at once; other processes' writes reach a private store's worker at its poll.
+    this.unhearWakes = this.store.onWake?.(() => this.kick());
+    this.announcer?.beat(this.ownerNow);
     if (this.store.attachWorker) void this.attach();
     else this.kick();
     return this;
@@ -285,6 +312,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (Date.now() >= this.keysPrunedAt + KEY_PRUNE_MS) {
           this.keysPrunedAt = Date.now();
           await this.store.pruneIdempotencyKeys();
+          await this.store.pruneAnnouncements(ANNOUNCEMENT_RETENTION_MS, Date.now());
         }
         this.retain();
       }
@@ -374,11 +402,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const redact = this.options.redact ?? redactSecrets;
     const exec: Execution = new Execution(claimed, def, {
       owner: this.owner,
-      commit: (unit) =>
-        this.committer.commit(unit).catch((e: unknown) => {
-          this.storeFailed(e);
-          throw e;
-        }),
+      commit: (unit) => {
+        const sent = performance.now();
+        return this.committer.commit(unit).then(
+          (r) => {
+            this.emit("committed", claimed.run.id, performance.now() - sent);
+            return r;
+          },
+          (e: unknown) => {
+            this.storeFailed(e);
+            throw e;
+          },
+        );
+      },
       payloadLimit: this.options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT,
       maxLostClaims: this.options.maxLostClaims ?? 3,
       store: this.store,
@@ -391,7 +427,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // fenced out already, so end it, and let only the newest one own the run's slot.
     this.active.get(claimed.run.id)?.exec.abort("lease-lost");
     this.active.set(claimed.run.id, { exec, renewed: sent });
-    this.emit("claimed", claimed.run.id);
+    this.emit("claimed", claimed.run.id, claimed.previousStatus);
     void exec.start().then((outcome) => {
       if (this.active.get(claimed.run.id)?.exec === exec) this.active.delete(claimed.run.id);
       if (outcome.kind === "storage") this.storage.handBack(claimed.run.id, exec.fence);
@@ -404,6 +440,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // Checked at every beat, not only when a renewal fails: a renewal on a connection that went
     // silent may hang long past the lease.
     this.abortStale();
+    // Its own write, never awaited here: a slow one must not delay the renewal of leases.
+    if (!this.storage.paused) this.announcer?.beat(this.ownerNow);
     const handedBack = this.storage.leases();
     if ((this.active.size === 0 && handedBack.length === 0) || this.renewing) return;
     this.renewing = true;
@@ -481,8 +519,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private fail(e: unknown): void {
     if (this.life.ended) return;
     this.life.move({ kind: "failed", error: e });
+    this.unhearWakes?.();
     this.loop.cancel();
     clearInterval(this.heartbeatTimer);
+    this.announcer?.close();
     for (const a of this.active.values()) a.exec.abort("aborted", e instanceof Error ? e.message : String(e));
     void this.attachment?.detach();
     this.attachment = undefined;
@@ -496,7 +536,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async stop(options: { graceMs?: number } = {}): Promise<void> {
     if (!this.life.is("initialized") && !this.life.is("running")) return;
     this.life.move({ kind: "stopping" });
+    this.unhearWakes?.();
     this.loop.cancel();
+    // It claims nothing more, so it serves no one: withdrawn now, while its runs drain.
+    const withdrawn = this.announcer?.withdraw().catch((e: unknown) => this.report(e));
     await this.loop.settled;
     await this.gcPass;
     const grace = options.graceMs ?? this.graceMs;
@@ -512,6 +555,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.life.moveFrom("draining", { kind: "drained" });
     await this.storage.flush().catch((e: unknown) => this.report(e));
     clearInterval(this.heartbeatTimer);
+    // Not waited for past the grace period (a store that cannot be reached): unwithdrawn, the
+    // announcement lapses at its bound.
+    let withdrawTimer: NodeJS.Timeout | undefined;
+    await Promise.race([withdrawn, new Promise((r) => (withdrawTimer = setTimeout(r, grace)))]);
+    clearTimeout(withdrawTimer);
     this.life.moveFrom("drained", { kind: "stopped", forced: false });
     await this.attachment?.detach();
     this.attachment = undefined;
@@ -519,8 +567,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Stops at once without writing: leases are left to expire (or to dead-owner detection). */
   abortAll(): void {
+    this.unhearWakes?.();
     this.loop.cancel();
     clearInterval(this.heartbeatTimer);
+    this.announcer?.close();
     if (!this.life.ended) this.life.move({ kind: "stopped", forced: true });
     for (const a of this.active.values()) a.exec.abort("aborted", "worker aborted");
     void this.attachment?.detach();
@@ -548,8 +598,11 @@ export function describeOutcome(o: ExecutionOutcome): string {
 
 const SECRET_KEY = /secret|token|password|passwd|api[-_]?key|credential|private/i;
 
-/** The default redaction of checkpoint metadata: values of keys that look secret never reach the store. */
+/**
+ * The default redaction of checkpoint metadata: values of keys that look secret never reach the
+ * store, nor does an access token under any key.
+ */
 export function redactSecrets(text: string): string {
   const meta = JSON.parse(text) as Record<string, string>;
-  return JSON.stringify(Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, SECRET_KEY.test(k) ? "[redacted]" : v])));
+  return JSON.stringify(Object.fromEntries(Object.entries(meta).map(([k, v]) => [redactTokens(k), SECRET_KEY.test(k) ? "[redacted]" : redactTokens(v)])));
 }

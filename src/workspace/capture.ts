@@ -138,9 +138,10 @@ export class WorkspaceTracker {
     let dirty: Set<string> | undefined;
     const watcher = this.watcher;
     if (watcher) {
-      await watcher.drain();
+      // Undrained (the barrier could not tell): this capture scans in full; the mark still holds.
+      const drained = await watcher.drain();
       mark = watcher.counter;
-      if (base?.mark !== undefined) dirty = watcher.since(base.mark);
+      if (drained && base?.mark !== undefined) dirty = watcher.since(base.mark);
     }
     const createdAt = Date.now();
     const known = base?.hashes ?? new Set<string>();

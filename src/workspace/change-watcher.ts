@@ -6,13 +6,15 @@
  * Every event gets the next number of `counter`; `since(mark)` gives the paths with an event
  * after `mark`, or undefined when it cannot tell (a watch could not be set up, an event without a
  * name, or more events than it trusts the kernel's queue to have kept): the caller then scans in
- * full. Events for writes that returned before `drain()` was awaited have been counted.
+ * full. Once `drain()` resolves true, events for writes that returned before it was called have
+ * been counted (see EventBarrier); false: it cannot tell, and the caller scans in full.
  *
  * Hazards: network file systems and writes through mmap produce no events; on such workspaces
  * turn watching off (captures then stat every file).
  */
 import { lstatSync, readdirSync, readFileSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
+import { EventBarrier } from "./event-barrier.js";
 import { IgnoreRules } from "./ignore-rules.js";
 import type { ResolvedScanOptions } from "./options.js";
 
@@ -31,6 +33,7 @@ export class ChangeWatcher {
   private readonly watched = new Map<string, Watched>();
   private readonly last = new Map<string, number>();
   private readonly listeners = new Set<() => void>();
+  private readonly barrier = new EventBarrier();
   /** Events with no usable name: everything before their number is unknown. */
   private blindAt = -1;
   private closed = false;
@@ -41,6 +44,7 @@ export class ChangeWatcher {
   ) {}
 
   start(): void {
+    this.barrier.start();
     this.watchDir(this.root, "", IgnoreRules.root(this.options.exclude));
   }
 
@@ -62,13 +66,14 @@ export class ChangeWatcher {
     for (const [p, n] of this.last) if (n <= mark) this.last.delete(p);
   }
 
-  /** Two turns of the event loop, each through its poll phase: queued events have been delivered. */
-  async drain(): Promise<void> {
-    for (let i = 0; i < 2; i++) await new Promise((r) => setTimeout(r, 0));
+  /** True once the events of every write that returned before the call have been counted. */
+  drain(): Promise<boolean> {
+    return this.barrier.pass();
   }
 
   close(): void {
     this.closed = true;
+    this.barrier.close();
     for (const w of this.watched.values()) w.watcher.close();
     this.watched.clear();
     this.listeners.clear();

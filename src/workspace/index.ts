@@ -20,8 +20,10 @@ export { checkRestoreTarget, reconcileWorkspace, restoreSnapshot, type Reconcile
 export { prepareWorkspace, resumeSnapshot, type PrepareAction, type PreparedWorkspace } from "./resume.js";
 export type { NoteKind, ScanNote } from "./scan.js";
 export { findSnapshot, type SnapshotChoice } from "./select.js";
+export { checkReadOptions, readSnapshotFiles, DEFAULT_READ_BYTES, MAX_READ_BYTES, type ReadFiles, type ReadFilesOptions, type SnapshotFile } from "./read-files.js";
 export { watchSettle, type SettleOptions, type SettleWatch, type SettleWatchInput } from "./settle.js";
 export { TreeLoader } from "./tree-loader.js";
 export type { Tree, Entry, FileEntry, DirEntry, LinkEntry } from "./tree.js";
 export { checkWorkspace } from "./workspace-path.js";
 export { diffSnapshots } from "./snapshot-diff.js";
+export { checkFilePath, snapshotEntries, type SnapshotEntries, type SnapshotEntry } from "./snapshot-entries.js";

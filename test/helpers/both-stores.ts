@@ -18,6 +18,8 @@ export interface OnStore {
   stead: Stead;
   /** Rows of a query with `?` placeholders (rewritten to $1, $2… for Postgres), read from the database. */
   rows(sql: string, ...params: unknown[]): Promise<Record<string, unknown>[]>;
+  /** A statement run against the database behind Stead's back (a test's tampering), placeholders as in `rows`. */
+  write(sql: string, ...params: unknown[]): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -52,6 +54,22 @@ export async function onStore(kind: StoreKind, label: string, options: { payload
       let n = 0;
       const text = sql.replace(/\?/g, () => `$${++n}`);
       return withClient(location, async (c) => (await c.query(text, params)).rows as Record<string, unknown>[]);
+    },
+    async write(sql, ...params) {
+      if (kind === "sqlite") {
+        const file = new Database(location, { fileMustExist: true });
+        try {
+          file.prepare(sql).run(...params);
+        } finally {
+          file.close();
+        }
+        return;
+      }
+      let n = 0;
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      await withClient(location, async (c) => {
+        await c.query(text, params);
+      });
     },
     async cleanup() {
       await stead.close().catch(() => undefined);

@@ -13,7 +13,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = join(dir, e.name);
     if (e.isDirectory()) return sourceFiles(p);
-    return /\.m?ts$/.test(e.name) && !e.name.endsWith(".d.ts") ? [p] : [];
+    return /\.(m?ts|tsx)$/.test(e.name) && !e.name.endsWith(".d.ts") ? [p] : [];
   });
 }
 

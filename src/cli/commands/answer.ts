@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
-import type { Stead } from "../../engine/stead.js";
+import type { Stead } from "../../stead/stead.js";
 import type { ReleaseChoice } from "../../engine/holds.js";
 import { SteadError } from "../../errors.js";
 import { act, byAt, defaultBy, example, keyOf, parseJsonArg, print, withKeyOption, withStead } from "../context.js";
@@ -25,12 +25,10 @@ async function followAfterAnswer(stead: Stead, runId: string): Promise<ExitCode>
   if (!loaded.definitions.some((d) => d.name === run.definition)) {
     throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `the answer was recorded, but ${run.module} no longer exports workflow "${run.definition}"`, { runId, fix });
   }
-  // Print only what happens after the answer, not the run's history.
-  let after = 0;
-  for (let page = await stead.events({ runId, limit: 1000 }); page.length > 0; page = await stead.events({ runId, afterSeq: after, limit: 1000 })) {
-    after = page[page.length - 1]?.seq ?? after;
-  }
-  return followForeground(stead, runId, loaded.definitions, { eventsAfter: after });
+  // Print only what happens after the answer, not the run's history. A read of no run reads
+  // nothing, and its position is the stream as it is now: everything committed is behind it.
+  const { position } = await stead.eventsAfter(null, { runIds: [] });
+  return followForeground(stead, runId, loaded.definitions, { eventsFrom: position });
 }
 
 const FOLLOW_HELP = "then execute the run here (loading its recorded module) until it ends or parks; exit code as for `stead run`";

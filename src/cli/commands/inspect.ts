@@ -1,94 +1,31 @@
 import type { Command } from "commander";
-import type { Stead } from "../../engine/stead.js";
-import type { EventView, RunInfo } from "../../engine/views.js";
-import { SteadError } from "../../errors.js";
+import type { Stead } from "../../stead/stead.js";
+import type { EventView } from "../../engine/views.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { inStatusColour, statusColour } from "../colour.js";
 import { LiveText } from "../live-text.js";
-import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
+import { registerPs } from "./ps.js";
+import { act, example, print, printJson, withStead } from "../context.js";
 import { EXIT, type ExitCode } from "../exit-codes.js";
 import { age, eventLine, holdLabel, json, stepDuration, stepsDone, table, truncate, waitLabel } from "../format.js";
-
-const STATUSES: readonly RunStatus[] = ["pending", "running", "waiting", "held", "paused", "completed", "failed", "cancelled"];
-
-function parseStatuses(text: string): RunStatus[] {
-  const list = text.split(",").map((s) => s.trim()).filter(Boolean);
-  const bad = list.filter((s) => !(STATUSES as readonly string[]).includes(s));
-  if (bad.length > 0 || list.length === 0) {
-    throw new SteadError("STEAD_BAD_OPTION", `unknown run status ${JSON.stringify(bad[0] ?? text)}`, {
-      fix: `use a comma-separated list of: ${STATUSES.join(", ")}`,
-    });
-  }
-  return list as RunStatus[];
-}
-
-async function summary(stead: Stead, run: RunInfo) {
-  const [waits, holds, journal] = await Promise.all([stead.waits(run.id), stead.holds({ runId: run.id }), stead.journal(run.id)]);
-  return {
-    id: run.id,
-    definition: run.definition,
-    status: run.status,
-    waitingFor: waits.filter((w) => w.status === "open").map((w) => ({ kind: w.kind, name: w.name, wakeAt: w.wakeAt })),
-    holds: holds.map((h) => ({ id: h.id, kind: h.kind, stepId: h.stepId, reason: h.reason, ...(h.kind === "storage" ? { since: typeof h.details.since === "number" ? h.details.since : h.createdAt } : {}) })),
-    stepsDone: stepsDone(journal),
-    parentId: run.parentId,
-    createdAt: run.createdAt,
-    // A run's row changes with its state, not at every step: its last activity is the later of the two.
-    updatedAt: Math.max(run.updatedAt, ...journal.map((s) => s.completedAt ?? s.startedAt)),
-  };
-}
+import { wayOutLines, whyJson } from "../ways-out.js";
 
 /** Exit code of `logs -f` once the run has ended. */
 const ENDED: Partial<Record<RunStatus, ExitCode>> = { completed: EXIT.ok, failed: EXIT.failed, cancelled: EXIT.cancelled };
 
-async function eventsAfter(stead: Stead, runId: string, afterSeq: number): Promise<EventView[]> {
-  const out: EventView[] = [];
-  for (let after = afterSeq; ; ) {
-    const page = await stead.events({ runId, afterSeq: after, limit: 1000 });
-    out.push(...page);
-    const last = page[page.length - 1];
-    if (page.length < 1000 || !last) return out;
-    after = last.seq;
+/** A run's events from `position` (null: its first) to what is committed now, and the position after them. */
+async function eventsFrom(stead: Stead, runId: string, position: string | null): Promise<{ events: EventView[]; position: string }> {
+  const events: EventView[] = [];
+  for (;;) {
+    const page = await stead.eventsAfter(position, { runId, limit: 1000 });
+    events.push(...page.events);
+    position = page.position;
+    if (page.events.length < 1000) return { events, position };
   }
 }
 
 export function registerInspect(program: Command): void {
-  const ps = program
-    .command("ps")
-    .description("list runs: status, what each waits for or why it is held, steps done")
-    .option("--status <s,...>", `only runs with these statuses (${STATUSES.join(",")})`)
-    .option("--limit <n>", "at most this many runs, newest first", "50")
-    .option("--json", "print JSON")
-    .action(
-      act(async (o: { status?: string; limit: string; json?: boolean }, cmd: Command) => {
-        const status = o.status === undefined ? undefined : parseStatuses(o.status);
-        const limit = parsePositiveInt(o.limit, "--limit");
-        await withStead(cmd, "read", async (stead) => {
-          const runs = await stead.list({ ...(status ? { status } : {}), limit });
-          const rows = await Promise.all(runs.map((r) => summary(stead, r)));
-          if (o.json) return printJson(rows);
-          if (rows.length === 0) return print(status ? `no ${status.join("/")} runs` : "no runs");
-          print(
-            table(
-              ["ID", "DEFINITION", "STATUS", "WAITING FOR / HOLD", "STEPS", "UPDATED"],
-              rows.map((r) => [
-                r.id,
-                r.definition,
-                statusColour(r.status),
-                [...r.waitingFor.map((w) => waitLabel(w)), ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}` : h.kind))].join(", ") || "-",
-                String(r.stepsDone),
-                age(r.updatedAt),
-              ]),
-            ),
-          );
-          if (runs.length === limit) {
-            const total = await stead.count(status ? { status } : {});
-            if (total > runs.length) print(`${runs.length} of ${total} ${status ? `${status.join("/")} ` : ""}runs shown (newest first); see more with --limit ${total}`);
-          }
-        });
-      }),
-    );
-  example(ps, "stead ps --status waiting,held", "stead ps --json --limit 500");
+  registerPs(program);
 
   const status = program
     .command("status")
@@ -149,9 +86,9 @@ export function registerInspect(program: Command): void {
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
           const w = await stead.why(runId);
-          if (o.json) return printJson(w);
+          if (o.json) return printJson(whyJson(w));
           print(inStatusColour(w.status, w.text));
-          for (const c of w.commands) print(`  ${c.what}: ${c.command}`);
+          for (const line of wayOutLines(w)) print(line);
         });
       }),
     );
@@ -166,8 +103,6 @@ export function registerInspect(program: Command): void {
     .action(
       act(async (runId: string, o: { follow?: boolean; json?: boolean }, cmd: Command) =>
         withStead(cmd, "read", async (stead): Promise<ExitCode> => {
-          let last = 0;
-          const first = await eventsAfter(stead, runId, 0);
           let steps = 0;
           const live = new LiveText(stead);
           const show = async (raw: EventView) => {
@@ -178,19 +113,19 @@ export function registerInspect(program: Command): void {
             print(`${eventLine(e)}${o.follow && e.type === "step.completed" ? `  [${steps} done]` : ""}`);
           };
           if (!o.follow) {
-            if (o.json) printJson(await Promise.all(first.map((e) => live.expand(e))));
-            else for (const e of first) await show(e);
+            const { events } = await eventsFrom(stead, runId, null);
+            if (o.json) printJson(await Promise.all(events.map((e) => live.expand(e))));
+            else for (const e of events) await show(e);
             return EXIT.ok;
           }
-          for (let batch = first; ; batch = await eventsAfter(stead, runId, last)) {
-            for (const e of batch) {
-              await show(e);
-              last = e.seq;
-            }
+          for (let position: string | null = null; ; ) {
+            // The status first: the final event commits with it, so the read after it has printed everything once it has ended.
             const run = await stead.get(runId);
+            const batch = await eventsFrom(stead, runId, position);
+            for (const e of batch.events) await show(e);
+            position = batch.position;
             const ended = ENDED[run.status];
-            // Ended, and every event up to the end is printed (the final event commits with the status).
-            if (ended !== undefined && TERMINAL_STATUSES.includes(run.status) && (await eventsAfter(stead, runId, last)).length === 0) return ended;
+            if (ended !== undefined && TERMINAL_STATUSES.includes(run.status)) return ended;
             await new Promise((r) => setTimeout(r, 200));
           }
         }),

@@ -1,20 +1,22 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import type { WorkspacePolicy } from "../../workspace/restore.js";
 import { formatDuration, parseDuration } from "../../engine/durations.js";
 import { checkRunId } from "../../engine/ids.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../../engine/payload.js";
-import { describeOutcome } from "../../worker/worker.js";
+import type { Worker } from "../../worker/worker.js";
 import { SteadError } from "../../errors.js";
-import { act, example, parsePositiveInt, print, readJsonInput, shellQuote, storeOption, withStead } from "../context.js";
+import { act, defaultBy, example, print, readJsonInput, shellQuote, storeOption, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { followForeground, onInterrupt } from "../follow.js";
-import { clock, describeStorage } from "../format.js";
-import { reportError } from "../report-error.js";
-import { loadFile, loadFiles, pickWorkflow } from "../load.js";
+import { reportError, writeErr } from "../report-error.js";
+import { loadFile, pickWorkflow } from "../load.js";
+import { checkWorkerOptions, cliWorker, withWorkerOptions, workerDefinitions, workspacePolicyOption, type WorkerCliOptions } from "../worker-process.js";
+import { parseListen } from "../listen-address.js";
 
 interface RunOptions {
   idempotencyKey?: string;
+  by?: string;
   input?: string;
   inputFile?: string;
   detach?: boolean;
@@ -24,16 +26,17 @@ interface RunOptions {
   workspacePolicy?: string;
 }
 
-interface WorkerCliOptions {
-  concurrency?: string;
-  lease?: string;
-  poll?: string;
-  workspacePolicy?: string;
+interface WorkerCommandOptions extends WorkerCliOptions {
   connectTimeout?: string;
+  metrics?: string;
 }
 
-function workspacePolicyOption(): Option {
-  return new Option("--workspace-policy <policy>", "on resume, files changed after the last completed step: put back (restore) or keep").choices(["restore", "keep"]);
+/** The worker's metrics on a port of their own. */
+async function serveWorkerMetrics(w: Worker, at: { host: string; port: number }) {
+  const [{ Metrics }, { serveMetrics }] = await Promise.all([import("../../server/metrics.js"), import("../../server/metrics-server.js")]);
+  const metrics = new Metrics();
+  metrics.observeWorker(w);
+  return serveMetrics(metrics, { ...at, logError: (line) => writeErr(`stead worker: ${line}`) });
 }
 
 export function registerRun(program: Command): void {
@@ -48,6 +51,7 @@ export function registerRun(program: Command): void {
     .option("--workspace <dir>", "a directory the run works in: snapshotted after each effect/tool step, restored when the run resumes")
     .addOption(workspacePolicyOption())
     .option("--idempotency-key <key>", "start at most one run for this key: a repeat follows the run the first call started")
+    .option("--by <who>", "who starts it (default $USER@host)")
     .option("--detach", "only start the run (pending) and print its id; a worker executes it")
     .action(
       act(async (file: string, o: RunOptions, cmd: Command) => {
@@ -69,6 +73,7 @@ export function registerRun(program: Command): void {
             ...(o.id === undefined ? {} : { id: o.id }),
             ...(workspace ? { workspace } : {}),
             ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
+            by: o.by ?? defaultBy(),
           });
           const started = already ? `run ${id} was already started with this key` : `run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`;
           if (o.detach) {
@@ -90,49 +95,50 @@ export function registerRun(program: Command): void {
     "curl -s https://example.com/issue.json | stead run ./triage.ts --input -",
   );
 
-  const worker = program
-    .command("worker")
-    .description("claim and execute runs of the workflows in these files until SIGINT/SIGTERM")
-    .argument("<files...>", ".ts or .js files exporting workflows")
-    .option("--concurrency <n>", "runs executed at once", "10")
-    .option("--lease <ms>", "lease length (ms or a duration like 30s)", "30s")
-    .option("--poll <ms>", "claim and sweep period when idle (ms or a duration)", "200")
+  const worker = withWorkerOptions(
+    program
+      .command("worker")
+      .description("claim and execute runs of the workflows in these files until SIGINT/SIGTERM")
+      .argument("<files...>", ".ts or .js files exporting workflows"),
+  )
     .option("--connect-timeout <duration>", "give up (exit 7) if the store cannot be reached for this long at start (default: keep trying)")
-    .addOption(workspacePolicyOption())
+    .option("--metrics <[host:]port>", "serve this worker's Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; no tokens)")
     .action(
-      act(async (files: string[], o: WorkerCliOptions, cmd: Command) => {
-        const concurrency = parsePositiveInt(o.concurrency ?? "10", "--concurrency");
-        const leaseMs = parseDuration(o.lease ?? "30s", "--lease");
-        const pollMs = parseDuration(o.poll ?? "200", "--poll");
+      act(async (files: string[], o: WorkerCommandOptions, cmd: Command) => {
+        checkWorkerOptions(o);
         const connectTimeoutMs = o.connectTimeout === undefined ? undefined : parseDuration(o.connectTimeout, "--connect-timeout");
-        const definitions = await loadFiles(files);
+        const metricsAt = o.metrics === undefined ? undefined : parseListen(o.metrics, "--metrics");
+        const definitions = await workerDefinitions(files);
         // A store not reachable yet (Postgres starting or restarting) is waited for, each try printed.
         const onRetry = (e: SteadError, attempt: number, delayMs: number) =>
-          process.stderr.write(`stead: ${e.message}; trying again in ${formatDuration(delayMs)} (try ${attempt}${connectTimeoutMs === undefined ? "" : `, giving up after --connect-timeout ${formatDuration(connectTimeoutMs)}`})\n`);
+          writeErr(`stead: ${e.message}; trying again in ${formatDuration(delayMs)} (try ${attempt}${connectTimeoutMs === undefined ? "" : `, giving up after --connect-timeout ${formatDuration(connectTimeoutMs)}`})`);
         return withStead(cmd, true, async (stead) => {
-          const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
-          w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
-          w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
-          w.on("error", (e) => process.stderr.write(`stead: worker error: ${e instanceof Error ? e.message : String(e)}\n`));
-          w.on("storage", (r) => process.stderr.write(`stead: ${describeStorage(r)}\n`));
+          const { worker: w, names, concurrency } = cliWorker(stead, definitions, o);
+          // Loaded only with --metrics: prom-client costs every other start a fifth of a second.
+          const metricsServer = metricsAt ? await serveWorkerMetrics(w, metricsAt) : undefined;
           // The handlers stay installed until exit, so a second signal still exits at once.
           const stopped = new Promise<NodeJS.Signals>((resolve) => onInterrupt(resolve));
           const fatal = new Promise<{ fatal: unknown }>((resolve) => w.once("fatal", (e) => resolve({ fatal: e })));
           w.start();
-          print(`worker ${w.owner.workerId} started: ${definitions.map((d) => d.name).join(", ")} (store ${stead.store.location}, concurrency ${concurrency})`);
-          const signal = await Promise.race([stopped, fatal]);
-          if (typeof signal === "object") {
-            // The store is gone: every run stopped without writing; nothing more can be recorded.
-            reportError(signal.fatal);
-            return EXIT.store;
+          print(`worker ${w.owner.workerId} started: ${names.join(", ")} (store ${stead.location}, concurrency ${concurrency})`);
+          if (metricsServer) print(`metrics on ${metricsServer.url}/metrics`);
+          try {
+            const signal = await Promise.race([stopped, fatal]);
+            if (typeof signal === "object") {
+              // The store is gone: every run stopped without writing; nothing more can be recorded.
+              reportError(signal.fatal);
+              return EXIT.store;
+            }
+            print(`${signal}: stopping; runs in flight finish their current step and are handed back (signal again to exit at once)`);
+            const inFlight = w.inFlight;
+            await w.stop();
+            print(`worker stopped${inFlight ? `; ${inFlight} run(s) handed back for any worker` : ""}`);
+            return EXIT.ok;
+          } finally {
+            await metricsServer?.close();
           }
-          print(`${signal}: stopping; runs in flight finish their current step and are handed back (signal again to exit at once)`);
-          const inFlight = w.inFlight;
-          await w.stop();
-          print(`worker stopped${inFlight ? `; ${inFlight} run(s) handed back for any worker` : ""}`);
-          return EXIT.ok;
         }, { connectTimeoutMs, onRetry });
       }),
     );
-  example(worker, "stead worker ./triage.ts ./nightly.ts --concurrency 20");
+  example(worker, "stead worker ./triage.ts ./nightly.ts --concurrency 20", "stead worker ./agents.ts --metrics 9464");
 }

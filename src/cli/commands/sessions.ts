@@ -1,9 +1,8 @@
 import type { Command } from "commander";
 import { checkRunId, idExcerpt } from "../../engine/ids.js";
-import { sessionTranscript } from "../../agent/transcript.js";
 import { SteadError } from "../../errors.js";
 import { statusColour } from "../colour.js";
-import { act, example, parsePositiveInt, print, printJson, withStead } from "../context.js";
+import { act, defaultBy, example, keyOf, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { age, table } from "../format.js";
 import { loadFile, pickWorkflow } from "../load.js";
@@ -18,8 +17,9 @@ export function registerSessions(program: Command): void {
     .option("--agent <file>", "the file exporting the agent (needed for a new session; default: the module its last turn recorded)")
     .option("--name <agent>", "which agent, when the file exports several")
     .option("--idempotency-key <key>", "queue at most one turn for this key: a repeat reports the turn the first call queued")
+    .option("--by <who>", "who sends it (default $USER@host)")
     .action(
-      act(async (sessionId: string, text: string, o: { agent?: string; name?: string; idempotencyKey?: string }, cmd: Command) => {
+      act(async (sessionId: string, text: string, o: { agent?: string; name?: string; idempotencyKey?: string; by?: string }, cmd: Command) => {
         checkRunId(sessionId, "session id");
         // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
         const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
@@ -27,8 +27,7 @@ export function registerSessions(program: Command): void {
         return withStead(cmd, named !== undefined, async (stead) => {
           let file = o.agent;
           if (file === undefined) {
-            await stead.ready();
-            const last = (await stead.store.listRuns({ sessionId, limit: 100_000 })).pop();
+            const last = await stead.lastTurn(sessionId);
             if (!last?.module) {
               throw new SteadError("STEAD_BAD_OPTION", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
                 fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
@@ -37,7 +36,7 @@ export function registerSessions(program: Command): void {
             file = last.module;
           }
           const definition = named ?? pickWorkflow(await loadFile(file), file, o.name);
-          const { runId, turn, already } = await stead.session(definition, sessionId).send(text, o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey });
+          const { runId, turn, already } = await stead.session(definition, sessionId).send(text, { by: o.by ?? defaultBy(), ...keyOf(o) });
           print(
             already
               ? `turn ${turn} of session ${sessionId} (run ${runId}) was already queued with this key; nothing changed`
@@ -90,12 +89,9 @@ export function registerSessions(program: Command): void {
         // `sessions show x --json`: the parent `sessions` (which has a --json too) takes the flag first.
         const o = cmd.optsWithGlobals<{ json?: boolean }>();
         await withStead(cmd, false, async (stead) => {
-          const runs = await stead.store.listRuns({ sessionId, limit: 100_000 });
-          if (runs.length === 0) throw new SteadError("STEAD_SESSION_NOT_FOUND", `no session ${idExcerpt(sessionId)}`, { fix: "list sessions with `stead sessions`" });
-          const turns = sessionTranscript(await Promise.all(runs.map(async (run) => ({ run, journal: await stead.store.journal(run.id) }))));
-          const definition = runs[runs.length - 1]?.definition ?? "?";
-          if (o.json) return printJson({ session: sessionId, definition, turns });
-          for (const line of transcriptLines(sessionId, definition, turns, statusColour)) print(line);
+          const t = await stead.transcript(sessionId);
+          if (o.json) return printJson(t);
+          for (const line of transcriptLines(sessionId, t.definition, t.turns, statusColour)) print(line);
         });
       }),
     );

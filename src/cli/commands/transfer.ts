@@ -3,13 +3,11 @@ import { rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
-import { exportStore, importStore, VerifiedDump, type StoreDigest } from "../../store/transfer/index.js";
+import type { Stead } from "../../stead/stead.js";
+import { VerifiedDump, type ExportSummary, type StoreDigest } from "../../stead/transfer.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
-import { ownerIsDead } from "../../worker/owner.js";
 import { act, example, print, withStead } from "../context.js";
-
-/** A lease whose worker is known to be gone (same host, pid and start time no longer match) does not stop an export. */
-const EXPORT_OPTIONS = { ownerIsDead } as const;
+import { writeErr } from "../report-error.js";
 
 const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
 
@@ -22,7 +20,7 @@ export function registerTransfer(program: Command): void {
     .action(
       act(async (_o: unknown, cmd: Command) => {
         await withStead(cmd, true, async (stead) => {
-          const info = await stead.store.check();
+          const info = await stead.storeInfo();
           print(`store ${info.location} (${info.dialect}) is at schema version ${info.schemaVersion}`);
         });
       }),
@@ -31,19 +29,19 @@ export function registerTransfer(program: Command): void {
 
   const exp = program
     .command("export")
-    .description("write every run, journal entry, wait, hold, event, workspace snapshot and blob of the store as a dump (JSON lines, with row counts and digests)")
+    .description("write every run, journal entry, wait, hold, event, workspace snapshot, blob and token (hashed) of the store as a dump (JSON lines, with row counts and digests)")
     .option("--out <file>", "write the dump to this file (default: standard output)")
     .action(
       act(async (o: { out?: string }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
           if (o.out === undefined || o.out === "-") {
-            const s = await exportStore(stead.store, process.stdout, EXPORT_OPTIONS);
+            const s = await stead.exportDump(process.stdout);
             // Standard output carries the dump: the summary goes to standard error.
-            process.stderr.write(`exported ${stead.store.location} (${s.source}, schema ${s.schema}): ${counts(s.tables)}\n`);
+            writeErr(`exported ${stead.location} (${s.source}, schema ${s.schema}): ${counts(s.tables)}`);
             return;
           }
-          const s = await exportToFile(stead.store, o.out);
-          print(`exported ${stead.store.location} (${s.source}, schema ${s.schema}) to ${o.out}: ${counts(s.tables)}`);
+          const s = await exportToFile(stead, o.out);
+          print(`exported ${stead.location} (${s.source}, schema ${s.schema}) to ${o.out}: ${counts(s.tables)}`);
         });
       }),
     );
@@ -63,7 +61,7 @@ export function registerTransfer(program: Command): void {
         const dump = await VerifiedDump.from(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
         try {
           await withStead(cmd, true, async (stead) => {
-            const r = await importStore(stead.store, dump);
+            const r = await stead.importDump(dump);
             print(`imported ${dump.name} (from ${r.source}, schema ${r.schema}) into ${r.location} (${r.dialect}):`);
             const width = Math.max(...TRANSFER_TABLES.map((t) => t.length));
             for (const t of TRANSFER_TABLES) print(`  ${t.padEnd(width)}  ${r.tables[t].rows}`);
@@ -78,7 +76,7 @@ export function registerTransfer(program: Command): void {
 }
 
 /** Writes to a temp file beside `out` and renames it into place at the end: a failed export leaves no partial file under that name. */
-async function exportToFile(store: Parameters<typeof exportStore>[0], out: string): Promise<Awaited<ReturnType<typeof exportStore>>> {
+async function exportToFile(stead: Stead, out: string): Promise<ExportSummary> {
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.partial`);
   let stream: WriteStream;
   try {
@@ -88,7 +86,7 @@ async function exportToFile(store: Parameters<typeof exportStore>[0], out: strin
     throw new SteadError("STEAD_BAD_PATH", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
   }
   try {
-    const summary = await exportStore(store, stream, EXPORT_OPTIONS);
+    const summary = await stead.exportDump(stream);
     await new Promise<void>((resolve, reject) => {
       stream.once("error", reject);
       stream.end(() => resolve());

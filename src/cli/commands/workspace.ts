@@ -1,10 +1,6 @@
-import { resolve } from "node:path";
 import type { Command } from "commander";
-import { idExcerpt } from "../../engine/ids.js";
-import type { Stead } from "../../engine/stead.js";
 import { SteadError } from "../../errors.js";
-import type { RunRow } from "../../store/types.js";
-import { checkRestoreTarget, decodeNotes, diffSnapshots, DEFAULT_GC_GRACE_MS, findSnapshot, gcWorkspaces, noteLabel, restoreSnapshot, type StoredNotes } from "../../workspace/index.js";
+import { DEFAULT_GC_GRACE_MS, noteLabel, type StoredNotes } from "../../workspace/index.js";
 import { act, example, print, printJson, withStead } from "../context.js";
 import { age, table } from "../format.js";
 
@@ -18,12 +14,6 @@ export function formatBytes(n: number): string {
     u++;
   }
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u] ?? "TB"}`;
-}
-
-async function requireRun(stead: Stead, runId: string): Promise<RunRow> {
-  const run = await stead.store.getRun(runId);
-  if (!run) throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
-  return run;
 }
 
 /** Note lines printed at most; the rest are counted (`--json` has them all). */
@@ -69,9 +59,9 @@ export function registerWorkspace(program: Command): void {
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const run = await requireRun(stead, runId);
-          const list = await stead.store.snapshots(runId);
-          if (o.json) return printJson(list.map((s) => ({ ...s, notes: decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) })));
+          const run = await stead.snapshots(runId);
+          const list = run.snapshots;
+          if (o.json) return printJson(list);
           if (list.length === 0) {
             return print(`run ${runId} has no workspace snapshots${run.workspace ? "" : " (it was started without a workspace)"}`);
           }
@@ -80,7 +70,7 @@ export function registerWorkspace(program: Command): void {
             table(
               ["SEQ", "STEP", "SOURCE", "CHANGED", "FILES", "SIZE", "NOTES", "AGE"],
               list.map((s) => {
-                const notes = decodeNotes(s.notes);
+                const notes = s.notes;
                 const gaps = notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.gap ?? 0);
                 const skipped = notes.notes.length - notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.["too-large"] ?? 0) + (notes.more?.unsupported ?? 0);
                 const label = [gaps ? `${gaps} gap${gaps > 1 ? "s" : ""}` : "", skipped ? `${skipped} skipped` : ""].filter(Boolean).join(", ") || "-";
@@ -88,7 +78,7 @@ export function registerWorkspace(program: Command): void {
               }),
             ),
           );
-          const notes = noteLines(list.map((s) => ({ seq: s.seq, notes: decodeNotes(s.notes) })));
+          const notes = noteLines(list);
           if (notes.length > 0) {
             print("files a snapshot has no content for:");
             for (const l of notes) print(l);
@@ -112,16 +102,10 @@ export function registerWorkspace(program: Command): void {
         }
         const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
         await withStead(cmd, "read", async (stead) => {
-          const run = await requireRun(stead, runId);
-          const snapshot = await findSnapshot(stead.store, runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}) });
-          const target = o.to ?? run.workspace;
-          if (target === null || target === undefined) {
-            throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
-          }
-          checkRestoreTarget(resolve(target));
-          const r = await restoreSnapshot(stead.store, snapshot, target);
+          const r = await stead.restore(runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}), ...(o.to !== undefined ? { to: o.to } : {}) });
+          const snapshot = r.snapshot;
           print(`restored run ${runId} ${snapshot.stepId ? `after step "${snapshot.stepId}"` : "as it started"} (seq ${snapshot.seq}, ${snapshot.source}) into ${r.target}: ${r.files} files`);
-          const notes = noteLines([{ notes: decodeNotes(snapshot.notes) }]);
+          const notes = noteLines([{ notes: snapshot.notes }]);
           if (notes.length > 0) {
             print("not restored (the snapshot has no content for them):");
             for (const l of notes) print(l);
@@ -141,10 +125,7 @@ export function registerWorkspace(program: Command): void {
     .action(
       act(async (runId: string, stepA: string, stepB: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          await requireRun(stead, runId);
-          const a = await findSnapshot(stead.store, runId, { step: stepA });
-          const b = await findSnapshot(stead.store, runId, { step: stepB });
-          const d = await diffSnapshots(stead.store, a, b);
+          const d = await stead.diff(runId, stepA, stepB);
           if (o.json) return printJson(d);
           for (const p of d.added) print(`A ${p}`);
           for (const p of d.changed) print(`M ${p}`);
@@ -166,7 +147,7 @@ export function registerWorkspace(program: Command): void {
         const keepSteps = o.keepSteps === undefined ? undefined : parseInt(o.keepSteps, "--keep-steps", 0);
         const graceMs = parseInt(o.grace, "--grace", 0) * 1000;
         await withStead(cmd, false, async (stead) => {
-          const r = await gcWorkspaces(stead.store, { ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs });
+          const r = await stead.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs });
           if (o.json) return printJson(r);
           print(`deleted ${r.snapshotsDeleted} snapshots and ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)}); ${r.blobsReferenced} blobs still referenced`);
           if (r.brokenSnapshots) print(`warning: ${r.brokenSnapshots} snapshot(s) refer to missing trees and cannot be restored`);

@@ -1,6 +1,7 @@
 import { SteadError } from "../../errors.js";
 import type { Mutation, RunRow, StepRow, Store } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
+import { childRuns, sessionTurns } from "../../store/run-sets.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { decodeError } from "../payload.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
@@ -79,7 +80,7 @@ async function cancelledWith(store: Store, root: RunRow): Promise<RunRow[]> {
   for (let i = 0; i < tree.length; i++) {
     const parent = tree[i];
     if (!parent) continue;
-    for (const child of await store.listRuns({ parentId: parent.id, limit: 100_000 })) {
+    for (const child of await childRuns(store, parent.id)) {
       if (child.status !== "cancelled") continue;
       const e = dataOf(await lastEvent(store, child.id, "run.cancelled"));
       if (e.via === root.id) tree.push(child);
@@ -107,7 +108,7 @@ async function mayComeBack(store: Store, run: RunRow, verb: string): Promise<voi
     }
   }
   if (run.sessionId && run.turn !== null) {
-    const later = (await store.listRuns({ sessionId: run.sessionId, limit: 100_000 })).find((t) => t.turn !== null && t.turn > (run.turn ?? 0) && t.fence > 0);
+    const later = (await sessionTurns(store, run.sessionId)).find((t) => t.turn !== null && t.turn > (run.turn ?? 0) && t.fence > 0);
     if (later) {
       throw new SteadError("STEAD_INVALID_STATE", `cannot ${verb} run ${run.id}: turn ${run.turn} of session ${run.sessionId} was followed by turn ${later.turn ?? "?"}, which has run since`, {
         runId: run.id,

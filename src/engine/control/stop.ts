@@ -1,5 +1,6 @@
 import type { Mutation, RunRow, RunStatus, Store } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
+import { childRuns } from "../../store/run-sets.js";
 import { resolveParent } from "../execution/index.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
@@ -57,7 +58,7 @@ export async function cancel(store: Store, runId: string, reason: string | null,
     const tree: RunRow[] = [root];
     for (let i = 0; i < tree.length; i++) {
       const r = tree[i];
-      if (r) tree.push(...(await store.listRuns({ parentId: r.id, limit: 100_000 })));
+      if (r) tree.push(...(await childRuns(store, r.id)));
     }
     const live = (s: RunStatus) => !TERMINAL_STATUSES.includes(s);
     const error = JSON.stringify({ name: "Cancelled", code: "STEAD_CANCELLED", message: reason ? `cancelled: ${reason}` : "cancelled" });

@@ -8,6 +8,7 @@ import { encodePayload } from "../payload.js";
 import { childOutcome, childStart, type ChildResult } from "./children.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { stepScope } from "./step-scope.js";
+import { sessionTurns } from "../../store/run-sets.js";
 import type { StepRunner } from "./step-runner.js";
 import type { WaitSteps } from "./wait-steps.js";
 import { never, type FencedWriter } from "./writer.js";
@@ -51,7 +52,7 @@ export function enginePort(x: ContextParts): EnginePort {
     earlierTurns: async () => {
       const { sessionId, turn } = x.run;
       if (!sessionId || turn === null) return [];
-      const runs = (await x.store.listRuns({ sessionId, limit: 100_000 })).filter((r) => r.turn !== null && r.turn < turn);
+      const runs = (await sessionTurns(x.store, sessionId)).filter((r) => r.turn !== null && r.turn < turn);
       return Promise.all(runs.map(async (r) => ({ run: r, journal: await x.store.journal(r.id) })));
     },
   };

@@ -4,6 +4,7 @@ import type { AnyDefinition } from "../definition.js";
 import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
+import { checkedInput } from "../input-schema.js";
 import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";
@@ -142,7 +143,15 @@ export class Execution {
     let value: unknown;
     try {
       const body = portedBody(this.definition);
-      value = body ? await body(this.ctx, input, enginePort(this.parts)) : await this.definition.fn(this.ctx, input);
+      // The declared schema parses the input again on every replay: the same input and the same
+      // code (the fingerprint held) give the same value. Where the run's input was checked only
+      // against the announced JSON Schema (a start by name), this is where the schema has its say.
+      value = body
+        ? await body(this.ctx, input, enginePort(this.parts))
+        : await this.definition.fn(
+            this.ctx,
+            this.definition.input ? await checkedInput(this.definition, input, { runId: run.id, fix: `start a new run with an input that matches the schema of ${run.definition}` }) : input,
+          );
     } catch (e) {
       this.end({ kind: "complete", result: { ok: false, error: e } });
       return;

@@ -78,5 +78,13 @@ export function describeEvents(api: ConformanceTestApi, h: Harness): void {
       // A compaction writes the event that takes the deleted ones' place.
       await expect(store.commit([[{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 1 } }]])).rejects.toMatchObject({ code: "STEAD_INVALID_MUTATION" });
     });
+
+    it("a compaction deletes after it inserts: a live event of the compacted attempt in the same write goes too", async () => {
+      await store.createRun(newRun("r1"), []);
+      const delta = (text: string) => ({ type: "model.delta", data: { step: "model-1", attempt: 1, try: 1, text } });
+      expect(await commitOne(store, [{ runId: "r1", events: [delta("Hel")] }])).toMatchObject({ ok: true });
+      expect(await commitOne(store, [{ runId: "r1", deleteEvents: { type: "model.delta", step: "model-1", attempt: 1 }, events: [delta("lo"), { type: "model.text", data: { step: "model-1" } }] }])).toMatchObject({ ok: true });
+      expect((await store.events({ runId: "r1" })).map((e) => e.type)).toEqual(["model.text"]);
+    });
   });
 }

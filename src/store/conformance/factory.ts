@@ -23,6 +23,12 @@ export interface StoreFactory {
    */
   readonly workerPresence?: boolean;
   /**
+   * True when the store implements in-process wake-ups (`onWake`, ports/wakeups.ts): the suite
+   * checks the store agrees and runs the cases on them. A store with neither this nor worker
+   * presence is polled only, and the wake-up cases are skipped, saying so.
+   */
+  readonly inProcessWakeups?: boolean;
+  /**
    * For a store with worker presence (`attachWorker`): cuts, from the server's side, the
    * connection holding `workerId`'s presence, as a network failure or a killed process would.
    * Absent: the case on a lost presence is skipped, saying why.

@@ -4,6 +4,7 @@
  * a case that fails half-way leaves nothing open.
  */
 import type { Mutation, NewRun, Owner, RunRow, Store, UnitResult } from "../types.js";
+import { childRuns } from "../run-sets.js";
 import type { StoreFactory } from "./factory.js";
 import { DEF_A, DEF_B, LEASE, newRun, owner } from "./fixtures.js";
 import { clockFor, type SuiteClock } from "./lease-clock.js";
@@ -89,7 +90,7 @@ export class Harness {
     waits: await store.waits(runId),
     holds: await store.holds({ runId }),
     events: await store.events({ runId }),
-    children: await store.listRuns({ parentId: runId }),
+    children: await childRuns(store, runId),
   });
 
   /** `it` for a case that needs two instances on one storage, skipped (saying why) without reopen. */

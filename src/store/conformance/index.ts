@@ -16,16 +16,22 @@ import { Harness } from "./harness.js";
 import type { ConformanceTestApi } from "./test-api.js";
 import { describeCheckpoints } from "./checkpoints.js";
 import { describeClaims } from "./claims.js";
+import { describeDefinitions } from "./definitions.js";
 import { describeEvents } from "./events.js";
+import { describeEventStream } from "./event-stream.js";
 import { describeGuardedMutations } from "./guarded-mutations.js";
 import { describeIdempotencyKeys } from "./idempotency-keys.js";
 import { describeLeases } from "./leases.js";
 import { describeLifecycle } from "./lifecycle.js";
 import { describeRuns } from "./runs.js";
+import { describeRunListing } from "./run-listing.js";
 import { describeSessions } from "./sessions.js";
 import { describeSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { describeTimersAndHolds } from "./timers-holds.js";
+import { describeTokens } from "./tokens.js";
 import { describeTransferRows } from "./transfer-rows.js";
+import { describeTallies } from "./tallies.js";
+import { describeWakeups } from "./wakeups.js";
 import { describeWorkerPresence } from "./worker-presence.js";
 import { describeWrites } from "./writes.js";
 
@@ -46,8 +52,10 @@ export function describeStoreConformance(factory: StoreFactory, api: Conformance
     t.afterEach(() => h.dispose());
     describeLifecycle(t, h);
     describeRuns(t, h);
+    describeRunListing(t, h);
     describeSnapshotsAndBlobs(t, h);
     describeEvents(t, h);
+    describeEventStream(t, h);
     describeClaims(t, h);
     describeGuardedMutations(t, h);
     describeWrites(t, h);
@@ -56,7 +64,11 @@ export function describeStoreConformance(factory: StoreFactory, api: Conformance
     describeTimersAndHolds(t, h);
     describeSessions(t, h);
     describeIdempotencyKeys(t, h);
+    describeTokens(t, h);
+    describeDefinitions(t, h);
     describeTransferRows(t, h);
     describeWorkerPresence(t, h);
+    describeWakeups(t, h);
+    describeTallies(t, h);
   });
 }

@@ -1,5 +1,5 @@
 /** Creating runs and reading them back (`Commits.createRun`, `RunReads`). */
-import type { NewRun, RunRow, Store } from "../types.js";
+import type { NewRun, RunQuery, Store } from "../types.js";
 import { DEF_A, DEF_B, newRun, step } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 import type { ConformanceTestApi } from "./test-api.js";
@@ -64,7 +64,7 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
       const before = await snapshot(store, "dup");
       await expect(store.createRun(newRun("dup", { input: '"second"', definition: DEF_B }), [{ type: "run.created", data: { again: true } }])).rejects.toThrow();
       expect(await snapshot(store, "dup")).toEqual(before);
-      expect(await store.listRuns()).toHaveLength(1);
+      expect((await store.listRuns()).runs).toHaveLength(1);
     });
 
     it("createRun writes the journal rows it is given, ordered by seq", async () => {
@@ -84,14 +84,14 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
       await created("c3", { parentId: "p2", parentStepId: "s" });
       await setStatus("c2", "waiting");
       await setStatus("p2", "completed");
-      const ids = (rows: RunRow[]) => rows.map((r) => r.id).sort();
-      expect(ids(await store.listRuns())).toEqual(["c1", "c2", "c3", "p1", "p2"]);
-      expect(ids(await store.listRuns({ status: ["waiting", "completed"] }))).toEqual(["c2", "p2"]);
-      expect(ids(await store.listRuns({ definition: DEF_B }))).toEqual(["c2", "p2"]);
-      expect(ids(await store.listRuns({ parentId: "p1" }))).toEqual(["c1", "c2"]);
-      expect(ids(await store.listRuns({ parentId: "p1", status: ["pending"], definition: DEF_A }))).toEqual(["c1"]);
-      expect(await store.listRuns({ limit: 2 })).toHaveLength(2);
-      expect(await store.listRuns({ parentId: "nobody" })).toEqual([]);
+      const ids = async (q: RunQuery = {}) => (await store.listRuns(q)).runs.map((r) => r.id).sort();
+      expect(await ids()).toEqual(["c1", "c2", "c3", "p1", "p2"]);
+      expect(await ids({ status: ["waiting", "completed"] })).toEqual(["c2", "p2"]);
+      expect(await ids({ definition: DEF_B })).toEqual(["c2", "p2"]);
+      expect(await ids({ parentId: "p1" })).toEqual(["c1", "c2"]);
+      expect(await ids({ parentId: "p1", status: ["pending"], definition: DEF_A })).toEqual(["c1"]);
+      expect((await store.listRuns({ limit: 2 })).runs).toHaveLength(2);
+      expect(await store.listRuns({ parentId: "nobody" })).toEqual({ runs: [], nextCursor: null });
     });
 
     it("countRuns counts what listRuns would list without a limit, under the same filters", async () => {
@@ -112,13 +112,13 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
       expect(await store.countRuns({ definition: DEF_A, status: ["pending"] })).toBe(9);
       expect(await store.countRuns({ parentId: "nobody" })).toBe(0);
       expect(await store.countRuns({ status: [] })).toBe(11);
-      // Far more than listRuns's default page: the count has no limit.
+      // Far more than a page: the count has no limit.
       for (let i = 0; i < 1_005; i += 201) {
         const kids = Array.from({ length: 201 }, (_, j) => newRun(`bulk-${i + j}`, { parentId: "r0", parentStepId: `s${i + j}` }));
         expect(await commitOne(store, [{ runId: "r0", newRuns: kids }])).toMatchObject({ ok: true });
       }
       expect(await store.countRuns({ parentId: "r0" })).toBe(1 + 1_005);
-      expect(await store.listRuns({ parentId: "r0" })).toHaveLength(1_000);
+      expect((await store.listRuns({ parentId: "r0", limit: 1_000 })).runs).toHaveLength(1_000);
     });
   });
 }

@@ -1,5 +1,6 @@
 /** Sessions and turns: numbered by the store, claimed one at a time, in order. */
-import type { NewRun, RunRow, RunStatus, Store } from "../types.js";
+import type { NewRun, RunQuery, RunRow, RunStatus, Store } from "../types.js";
+import { sessionTurns } from "../run-sets.js";
 import { DEF_A, DEF_B, LEASE, owner, newRun } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 import type { SuiteClock } from "./lease-clock.js";
@@ -47,11 +48,11 @@ export function describeSessions(api: ConformanceTestApi, h: Harness): void {
       ]);
       for (const r of rows) expect(await store.getRun(r.id)).toEqual(r);
       expect(rows[0]).toMatchObject({ status: "pending", fence: 0, definition: DEF_A, createdAt: 1_000, updatedAt: 1_000 });
-      // Turn order, not the default newest-first.
-      expect((await store.listRuns({ sessionId: "S-a" })).map((r) => r.id)).toEqual(["a1", "a2", "a3"]);
-      expect((await store.listRuns({ sessionId: "S-a", limit: 2 })).map((r) => r.id)).toEqual(["a1", "a2"]);
-      expect((await store.listRuns({ sessionId: "S-b", status: ["pending"] })).map((r) => r.id)).toEqual(["b1", "b2"]);
-      expect(await store.listRuns({ sessionId: "S-none" })).toEqual([]);
+      const ids = async (q: RunQuery) => (await store.listRuns(q)).runs.map((r) => r.id);
+      expect(await ids({ sessionId: "S-a", order: "asc" })).toEqual(["a1", "a2", "a3"]);
+      expect(await ids({ sessionId: "S-a", order: "asc", limit: 2 })).toEqual(["a1", "a2"]);
+      expect(await ids({ sessionId: "S-b", status: ["pending"], order: "asc" })).toEqual(["b1", "b2"]);
+      expect(await store.listRuns({ sessionId: "S-none" })).toEqual({ runs: [], nextCursor: null });
       // A refused duplicate id takes no turn number.
       await expect(turn("a3", "S-a")).rejects.toThrow();
       expect((await turn("a4", "S-a")).turn).toBe(4);
@@ -64,7 +65,7 @@ export function describeSessions(api: ConformanceTestApi, h: Harness): void {
         Array.from({ length: n }, (_, i) => (i % 2 === 0 ? store : other).createRun(newRun(`t${String(i).padStart(2, "0")}`, { sessionId: "S-race" }), [])),
       );
       expect(made.map((r) => r.turn).sort((x, y) => (x ?? 0) - (y ?? 0))).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-      const stored = await store.listRuns({ sessionId: "S-race" });
+      const stored = await sessionTurns(store, "S-race");
       expect(stored.map((r) => r.turn)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
       for (const r of made) expect(stored.find((x) => x.id === r.id)?.turn).toBe(r.turn);
     });
@@ -138,7 +139,7 @@ export function describeSessions(api: ConformanceTestApi, h: Harness): void {
       const list = await store.listSessions();
       expect(list.map((s) => s.sessionId).sort()).toEqual(["A", "B", "C"]);
       const byId = Object.fromEntries(list.map((s) => [s.sessionId, s]));
-      const updated = async (sid: string) => Math.max(...(await store.listRuns({ sessionId: sid })).map((r) => r.updatedAt));
+      const updated = async (sid: string) => Math.max(...(await store.listRuns({ sessionId: sid })).runs.map((r) => r.updatedAt));
       expect(byId.A).toEqual({
         sessionId: "A",
         definition: DEF_B,

@@ -28,6 +28,7 @@ async function populate(h: Harness, store: Store): Promise<void> {
       events: [{ type: "step.completed", data: { step: "b" } }],
     }),
   ]);
+  await store.createToken({ id: "tok01", name: "ann", role: "viewer", hash: "ab".repeat(32), createdAt: 1_700_000_000_000, createdBy: "root" });
   await commitOne(store, [{ runId: "r02", run: { pauseRequested: true }, idempotency: { verb: "pause", scope: "r02", key: "k1", digest: "d", summary: "{}", result: "{}", actor: "ann", ttlMs: 3_600_000 }, events: [{ type: "run.paused" }] }]);
 }
 
@@ -87,6 +88,8 @@ export function describeTransferRows(api: ConformanceTestApi, h: Harness): void 
       expect(rows.snapshots[0]).toMatchObject({ run_id: "r01", seq: 1, step_id: "b", source: "step", root: "blob01", files: 1, bytes: 40, files_changed: 1, new_bytes: 7, created_at: 1_700_000_000_000 });
       expect(rows.idempotency_keys).toEqual([{ verb: "pause", scope: "r02", key: "k1", digest: "d", summary: "{}", result: "{}", actor: "ann", created_at: expect.any(Number), expires_at: expect.any(Number) }]);
       expect(Number(rows.idempotency_keys[0]?.expires_at) - Number(rows.idempotency_keys[0]?.created_at)).toBe(3_600_000);
+      // Tokens travel hashed, as the store keeps them: the transfer is the one reader of every hash.
+      expect(rows.tokens).toEqual([{ id: "tok01", name: "ann", role: "viewer", hash: "ab".repeat(32), created_at: 1_700_000_000_000, created_by: "root", revoked_at: null, revoked_by: null, last_used_at: null }]);
     });
 
     it("writeRows into an empty store keeps every row as given: every table and every read agree with the source", async () => {
@@ -106,6 +109,8 @@ export function describeTransferRows(api: ConformanceTestApi, h: Harness): void 
       expect(await target.getBlobs(["blob01"])).toEqual(await store.getBlobs(["blob01"]));
       expect(await target.idempotencyKey("pause", "r02", "k1")).toEqual(await store.idempotencyKey("pause", "r02", "k1"));
       expect(await target.listSessions()).toEqual(await store.listSessions());
+      expect(await target.listTokens()).toEqual(await store.listTokens());
+      expect(await target.findTokenByHash("ab".repeat(32))).toEqual(await store.findTokenByHash("ab".repeat(32)));
     });
 
     it("after writeRows the store numbers holds, events and snapshots past the largest imported one", async () => {

@@ -1,6 +1,6 @@
 /** What each part of a mutation writes (`Commits.commit`). */
 import type { Store } from "../types.js";
-import { DEF_B, newRun, step, fenced } from "./fixtures.js";
+import { DEF_A, DEF_B, newRun, step, fenced } from "./fixtures.js";
 import type { Harness } from "./harness.js";
 import type { SuiteClock } from "./lease-clock.js";
 import type { ConformanceTestApi } from "./test-api.js";
@@ -122,7 +122,40 @@ export function describeWrites(api: ConformanceTestApi, h: Harness): void {
       await created("p");
       expect(await commitOne(store, [{ runId: "p", newRuns: [newRun("p.kid", { parentId: "p", parentStepId: "kid", definition: DEF_B })] }])).toMatchObject({ ok: true });
       expect(await store.getRun("p.kid")).toMatchObject({ status: "pending", parentId: "p", parentStepId: "kid", definition: DEF_B, fence: 0 });
-      expect((await store.listRuns({ parentId: "p" })).map((r) => r.id)).toEqual(["p.kid"]);
+      expect((await store.listRuns({ parentId: "p" })).runs.map((r) => r.id)).toEqual(["p.kid"]);
+    });
+
+    it("a newRuns id that exists is a retry of the same creation: that run is left as it is, journal and workspace included", async () => {
+      await created("p");
+      await created("old");
+      expect(
+        await commitOne(store, [{ runId: "p", newRuns: [newRun("old", { parentId: "p", parentStepId: "kid", definition: DEF_B, workspace: "/ws/again", journal: [step(0, "j")] })] }]),
+      ).toMatchObject({ ok: true });
+      expect(await store.getRun("old")).toMatchObject({ definition: DEF_A, parentId: null, parentStepId: null, workspace: null });
+      expect(await store.journal("old")).toEqual([]);
+    });
+
+    it("an id given twice in one newRuns creates one run, as its first entry says", async () => {
+      await created("p");
+      const twice = [
+        newRun("kid", { parentId: "p", parentStepId: "first", workspace: "/ws/first", journal: [step(0, "a")] }),
+        newRun("kid", { parentId: "p", parentStepId: "second", workspace: "/ws/second", journal: [step(0, "b"), step(1, "c")] }),
+      ];
+      expect(await commitOne(store, [{ runId: "p", newRuns: twice }])).toMatchObject({ ok: true });
+      expect(await store.getRun("kid")).toMatchObject({ parentStepId: "first", workspace: "/ws/first" });
+      expect((await store.journal("kid")).map((s) => s.stepId)).toEqual(["a"]);
+    });
+
+    it("resolves an open wait once: a second entry for it in the same mutation finds it answered", async () => {
+      await created("r1");
+      await commitOne(store, [{ runId: "r1", steps: [step(0, "ok", { kind: "approval", status: "waiting", output: null, completedAt: null })], waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
+      const answers = [
+        { name: "ok", status: "resolved" as const, result: "1", by: "ann" },
+        { name: "ok", status: "cancelled" as const, by: "bob" },
+      ];
+      expect(await commitOne(store, [{ runId: "r1", resolveWaits: answers }])).toMatchObject({ ok: true });
+      expect((await store.waits("r1"))[0]).toMatchObject({ status: "resolved", result: "1", resolvedBy: "ann" });
+      expect((await store.journal("r1"))[0]).toMatchObject({ status: "completed", output: "1" });
     });
 
     it("reopenWaits opens waits a cancellation closed, and only those", async () => {

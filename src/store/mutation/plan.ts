@@ -4,10 +4,11 @@
  * running every check of CHECKS in order (the first that fails refuses the mutation, and nothing
  * of it is written), then every applicable write of WRITES in order.
  *
- * SQLite's applyMutation iterates these lists with one handler per phase (a phase without a
- * handler fails the typecheck). Postgres's stead_apply_mutation is frozen text per released
- * migration: test/store.mutation-plan.test.ts reads the installed function and fails if its
- * checks or writes are not these, in this order, apart from the deviations it names.
+ * SQLite's applyMutation iterates these lists with one handler per phase; Postgres's
+ * stead_apply_mutation is rendered from them, one piece of PL/pgSQL per phase
+ * (postgres/mutation-function.ts, installed from migration 6). A phase without a handler or a
+ * piece fails the typecheck; test/store.mutation-plan.test.ts reads the installed function back and
+ * fails unless it is that rendering.
  *
  * Invariant: the order is part of the meaning. Checks: the run row is read (and on Postgres locked)
  * first, so every other check sees it; the idempotency key is recorded last, since recording it is

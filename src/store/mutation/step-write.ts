@@ -1,48 +1,51 @@
 /**
  * A journal row's write, defined once for every path that writes one (a mutation's steps and a
- * new run's journal, in SQLite's applyMutation and in Postgres's step fast path): each column of
- * `steps` takes the StepWrite field of its name (`step_id` ← `stepId`), null when absent; a
- * rewrite of the same (run_id, seq) replaces every column but `started_at`, which keeps the first
- * write's. The columns come from the schema description, so a step column added there is written
- * by both.
- *
- * Hazard: Postgres's stead_apply_mutation (migrations 4 and 5) spells this write in its own frozen
- * text; a new step column needs a migration that replaces that function too (its step inserts can
- * be `stepsFromJson`).
+ * new run's journal, in SQLite's applyMutation, in Postgres's stead_apply_mutation from migration 6
+ * and in its step fast path): each column of `steps` takes the StepWrite field of its name
+ * (`step_id` ← `stepId`), null when absent; a rewrite of the same (run_id, seq) replaces every
+ * column but `started_at`, which keeps the first write's. The columns come from the schema
+ * description, so a step column added there is written by all of them (Postgres's installed
+ * function once a migration renders it again).
  */
 import type { StepWrite } from "../types.js";
-import { sqlType } from "../schema/ddl.js";
-import { TABLES } from "../schema/tables.js";
+import { columnsAt } from "../schema/model.js";
+import { fieldOf, recordset } from "../schema/json-record.js";
+import { SCHEMA_VERSION, TABLES } from "../schema/tables.js";
 
 const KEPT_ON_REWRITE = new Set(["started_at"]);
+const KEY: readonly string[] = TABLES.steps.key;
 
-const camel = (s: string): string => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+function columns(version: number) {
+  const all = columnsAt(TABLES.steps, version).map((c) => ({ name: c.name, field: fieldOf(c.name), type: c.type }));
+  const names = all.map((c) => c.name).join(", ");
+  const onConflict = `ON CONFLICT (${KEY.join(", ")}) DO UPDATE SET ${all
+    .filter((c) => !KEY.includes(c.name) && !KEPT_ON_REWRITE.has(c.name))
+    .map((c) => `${c.name} = excluded.${c.name}`)
+    .join(", ")}`;
+  return { all, written: all.filter((c) => c.name !== "run_id"), names, onConflict };
+}
 
-const COLUMNS = TABLES.steps.columns.map((c) => ({ name: c.name, field: camel(c.name), type: c.type }));
-const WRITTEN = COLUMNS.filter((c) => c.name !== "run_id");
-const NAMES = COLUMNS.map((c) => c.name).join(", ");
-
-const ON_CONFLICT = `ON CONFLICT (${TABLES.steps.key.join(", ")}) DO UPDATE SET ${COLUMNS.filter((c) => !TABLES.steps.key.includes(c.name as never) && !KEPT_ON_REWRITE.has(c.name))
-  .map((c) => `${c.name} = excluded.${c.name}`)
-  .join(", ")}`;
+const CURRENT = columns(SCHEMA_VERSION);
 
 /** One row, `?` placeholders in the order of {@link stepParams}. */
-export const STEP_UPSERT_SQL = `INSERT INTO steps (${NAMES}) VALUES (${COLUMNS.map(() => "?").join(", ")}) ${ON_CONFLICT}`;
+export const STEP_UPSERT_SQL = `INSERT INTO steps (${CURRENT.names}) VALUES (${CURRENT.all.map(() => "?").join(", ")}) ${CURRENT.onConflict}`;
 
 export function stepParams(runId: string, st: StepWrite): unknown[] {
   const w = st as unknown as Record<string, unknown>;
-  return [runId, ...WRITTEN.map((c) => w[c.field] ?? null)];
+  return [runId, ...CURRENT.written.map((c) => w[c.field] ?? null)];
 }
 
 /**
  * Postgres: the rows of a JSON array of StepWrites (`json`, a jsonb expression) for run `runId`
- * (an SQL expression), in one INSERT; `from` joins more relations first (a CTE the write depends on).
+ * (an SQL expression), in one INSERT; `from` joins more relations first (a CTE the write depends
+ * on). `version`: the schema whose columns it writes (a migration renders its own version's, so
+ * its text never changes when a column is added later).
  */
-export function stepsFromJson(runId: string, json: string, from = ""): string {
-  const fields = WRITTEN.map((c) => `x."${c.field}"`).join(", ");
-  const record = WRITTEN.map((c) => `"${c.field}" ${sqlType("postgres", c.type).toLowerCase()}`).join(", ");
-  return `INSERT INTO steps (${NAMES})
+export function stepsFromJson(runId: string, json: string, from = "", version = SCHEMA_VERSION): string {
+  const c = columns(version);
+  const fields = c.written.map((w) => `x."${w.field}"`).join(", ");
+  return `INSERT INTO steps (${c.names})
   SELECT ${runId}, ${fields}
-  FROM ${from ? `${from}, ` : ""}jsonb_to_recordset(${json}) AS x(${record})
-  ${ON_CONFLICT}`;
+  FROM ${from ? `${from}, ` : ""}${recordset(json, c.written)}
+  ${c.onConflict}`;
 }

@@ -5,12 +5,16 @@
  */
 import type { ClaimsAndLeases } from "./claims.js";
 import type { Commits } from "./commits.js";
+import type { DefinitionAnnouncements } from "./definitions.js";
 import type { IdempotencyKeys } from "./idempotency-keys.js";
 import type { StoreLifecycle } from "./lifecycle.js";
 import type { RunReads } from "./run-reads.js";
 import type { SnapshotsAndBlobs } from "./snapshots-blobs.js";
 import type { StorageReserve, StorageRoom } from "./storage-room.js";
+import type { Tallies } from "./tallies.js";
+import type { TokenStore } from "./tokens.js";
 import type { TransferRows } from "./transfer-rows.js";
+import type { Wakeups } from "./wakeups.js";
 import type { WorkerPresence } from "./worker-presence.js";
 
 export interface Store
@@ -19,8 +23,12 @@ export interface Store
     Commits,
     ClaimsAndLeases,
     IdempotencyKeys,
+    DefinitionAnnouncements,
     SnapshotsAndBlobs,
     StorageRoom,
+    TokenStore,
+    Tallies,
     TransferRows,
     Partial<WorkerPresence>,
+    Partial<Wakeups>,
     Partial<StorageReserve> {}

@@ -7,6 +7,10 @@
  * in its own subtransaction (so a failed precondition undoes that unit alone), every precondition
  * checked against the run row locked FOR UPDATE (a concurrent claim waits for this commit).
  */
+import { ddlSince } from "../schema/ddl.js";
+import { DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { applyMutationFunctionSql } from "./mutation-function.js";
+
 export interface Migration {
   version: number;
   name: string;
@@ -512,12 +516,51 @@ ${applyMutationSql({ orReplace: true, checkpoint: true, v5: true })}
 
 ${commitSql({ orReplace: true, codes: PRECONDITIONS_V5 })}`;
 
+/**
+ * Migration 6: stead_apply_mutation rendered from the plan (mutation-function.ts), so it writes
+ * every phase inside each mutation in the plan's order. Two things move with it: snapshots and
+ * new runs' workspace are written inside the mutation (they were written by stead_apply_workspace
+ * after every unit of the commit), and a mutation's events are inserted before the compacted ones
+ * are deleted (they were deleted first). stead_commit is unchanged: the refusals are the same.
+ */
+const PLAN_FUNCTION = `
+  -- Written from the plan in the store's source (src/store/postgres/mutation-function.ts).
+  ${applyMutationFunctionSql(6)}
+
+  -- Snapshots and new runs' workspace are stead_apply_mutation's now. Kept, doing nothing, for a
+  -- worker of an earlier release still running while this lands: it commits through
+  -- stead_commit_workspace, which calls this after stead_apply_mutation has written them once.
+  CREATE OR REPLACE FUNCTION stead_apply_workspace(units jsonb, results jsonb) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    NULL;
+  END
+  $$;
+`;
+
+/**
+ * Migration 8: each event row says which transaction wrote it (events.xid, filled by its default on
+ * every insert: no write path changes), for an event stream whose position follows commit order
+ * (event-stream.ts). The rows already there take this migration's id, without a rewrite.
+ */
+const EVENT_XIDS = `
+  ${ddlSince("postgres", EVENT_XIDS_VERSION)}
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "core: runs, steps, waits, holds, events", sql: CORE_TABLES + FUNCTIONS + COMMIT_LOG },
   { version: 2, name: "sessions and turns; quota waits", sql: SESSIONS },
   { version: 3, name: "workspaces: snapshots and content-addressed blobs", sql: WORKSPACES },
   { version: 4, name: "checkpoint metadata beside journal steps", sql: CHECKPOINTS },
   { version: 5, name: "idempotency keys of control commands; compactable live events", sql: IDEMPOTENCY },
+  { version: 6, name: "stead_apply_mutation rendered from the plan: snapshots and new runs' workspace inside each mutation", sql: PLAN_FUNCTION },
+  // A table no mutation writes: stead_apply_mutation and stead_commit stay as migration 6 left them.
+  { version: TOKENS_VERSION, name: "access tokens, stored hashed", sql: ddlSince("postgres", TOKENS_VERSION) },
+  { version: EVENT_XIDS_VERSION, name: "the transaction that wrote each event, for event streams in commit order", sql: EVENT_XIDS },
+  // Hazard: CREATE INDEX in the migration's transaction blocks writes to runs while it builds
+  // (seconds per million runs); CONCURRENTLY cannot run inside a transaction.
+  { version: RUN_LISTING_VERSION, name: "run listing: an index per filter and sort key", sql: ddlSince("postgres", RUN_LISTING_VERSION) },
+  // No mutation writes these tables: stead_apply_mutation stays as 6 installed it.
+  { version: DEFINITIONS_VERSION, name: "definitions workers announce, and which workers serve them", sql: ddlSince("postgres", DEFINITIONS_VERSION) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -2,21 +2,32 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
+import { toAnnouncement, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import * as tokenSql from "../sql/tokens.js";
+import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
+import * as tallies from "../sql/tally.js";
+import type { StoreTally } from "../ports/tallies.js";
+import * as listing from "../sql/run-listing.js";
+import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
 import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
 import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
+  AnnouncingWorker,
   ClaimRequest,
   ClaimedRun,
   CommitOptions,
+  DefinitionAnnouncement,
+  DefinitionRecord,
   EventFilter,
+  EventPage,
   EventRow,
+  EventStreamFilter,
   EventWrite,
   HoldFilter,
   HoldRow,
@@ -24,7 +35,10 @@ import type {
   IdempotencyWrite,
   LeaseInfo,
   NewRun,
+  RunActivity,
   RunFilter,
+  RunPage,
+  RunQuery,
   RunRow,
   RunStatus,
   SessionFilter,
@@ -32,15 +46,19 @@ import type {
   StepRow,
   Store,
   StoreInfo,
+  TokenRecord,
+  TokenRow,
+  TokenWrite,
   Unit,
   UnitResult,
   WaitRow,
   WorkerAttachment,
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
-import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
+import { keyTaken, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
 import { simpleStepWrite, STEP_COMMIT_SQL } from "./step-commit.js";
+import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -311,15 +329,39 @@ export class PostgresStore implements Store {
     return r ? toRun(r) : undefined;
   }
 
-  async listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
-    const q = reads.listRuns(SQL, filter);
-    return (await this.query(q.sql, q.params)).map(toRun);
+  async listRuns(query: RunQuery = {}): Promise<RunPage> {
+    const q = checkRunQuery(query);
+    const sql = listing.listRunsQuery(SQL, q);
+    return pageOf(q, (await this.query(sql.sql, sql.params)).map(toRun));
   }
 
-  async countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const q = reads.countRuns(SQL, filter);
+  async countRuns(filter: RunFilter = {}): Promise<number> {
+    const q = listing.countRunsQuery(SQL, checkRunFilter(filter));
     const rows = await this.query(q.sql, q.params);
     return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+  }
+
+  async tally(): Promise<StoreTally> {
+    return tallies.toTally(await this.query(tallies.TALLY));
+  }
+
+  async runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
+    const ids = checkRunIds(runIds);
+    if (ids.length === 0) return [];
+    const rows = async (q: { sql: string; params: unknown[] }) => this.query(q.sql, q.params);
+    // Four statements under READ COMMITTED: each sees its own moment, as separate reads would.
+    const [steps, events, waits, holds] = await Promise.all([
+      rows(listing.lastStepsQuery(SQL, ids)),
+      rows(listing.lastEventsQuery(SQL, ids)),
+      rows(listing.openWaitsQuery(SQL, ids)),
+      rows(listing.openHoldsQuery(SQL, ids)),
+    ]);
+    return listing.assembleActivity(ids, { steps, events, waits: waits.map(toWait), holds: holds.map(toHold) });
+  }
+
+  async completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
+    const [r] = await this.query(SQL.text(listing.COMPLETED_STEP), [runId, stepId]);
+    return r ? toStep(r) : undefined;
   }
 
   async journal(runId: string): Promise<StepRow[]> {
@@ -343,10 +385,18 @@ export class PostgresStore implements Store {
   async events(filter: EventFilter = {}): Promise<EventRow[]> {
     // Hazard: sequence numbers are taken before commit, so under concurrent writers a later seq
     // can become visible before an earlier one, and a follower that moved past it skips that
-    // event. Events are for people and tools (resume never reads them); filtering by the
-    // snapshot horizon instead would hide every event while any transaction in the cluster runs long.
+    // event (one run's numbers do follow its commits: its writers hold its row lock until they
+    // commit). A follower reads eventsAfter, whose position is a snapshot (event-stream.ts);
+    // filtering by the snapshot horizon instead would hide every event while any transaction in
+    // the cluster runs long.
     const q = reads.events(SQL, filter);
     return (await this.query(q.sql, q.params)).map(toEvent);
+  }
+
+  async eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
+    const { p, runIds, limit } = checkedStream(position, filter);
+    const q = streamQuery(p, runIds, limit);
+    return streamPage(position, p, await this.query(q.sql, q.params), limit);
   }
 
   /**
@@ -391,8 +441,6 @@ export class PostgresStore implements Store {
     for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
     checkSnapshotWrites(units);
     checkEventDeletes(units);
-    // Snapshots and new runs' workspaces are applied by a wrapper around stead_commit_logged (migration 3).
-    const fn = units.some((u) => u.some((m) => m.snapshots?.length || m.newRuns?.some((r) => r.workspace != null))) ? "stead_commit_workspace" : "stead_commit_logged";
     const payload = JSON.stringify(units);
     return this.withRetry(async () => {
       const token = randomUUID();
@@ -403,7 +451,7 @@ export class PostgresStore implements Store {
         let raw: unknown;
         const step = units.length === 1 ? simpleStepWrite(units[0]) : undefined;
         if (options.beforeCommit) {
-          const call = `SELECT ${fn}(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
+          const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
           const res = (await client.query(`BEGIN; ${call}`)) as unknown as pg.QueryResult[];
           raw = (res[1]?.rows[0] as { r?: unknown } | undefined)?.r;
           options.beforeCommit();
@@ -417,7 +465,7 @@ export class PostgresStore implements Store {
           });
           raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         } else {
-          const res = await client.query({ name: fn, text: `SELECT ${fn}($1, $2::jsonb) AS r`, values: [token, payload] });
+          const res = await client.query({ name: "stead_commit_logged", text: "SELECT stead_commit_logged($1, $2::jsonb) AS r", values: [token, payload] });
           raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         }
         return parseResults(raw, units);
@@ -473,6 +521,109 @@ export class PostgresStore implements Store {
 
   async pruneIdempotencyKeys(): Promise<number> {
     const [r] = await this.query("WITH d AS (DELETE FROM idempotency_keys WHERE expires_at <= stead_now_ms() RETURNING 1) SELECT count(*)::int AS n FROM d");
+    return Number(r?.n ?? 0);
+  }
+
+  async createToken(t: TokenWrite): Promise<TokenRecord> {
+    const row = await this.transaction(async (c) => {
+      await c.query(SQL.text(tokenSql.INSERT_TOKEN), [t.id, t.name, t.role, t.hash, t.createdAt, t.createdBy]);
+      return ((await c.query(SQL.text(tokenSql.TOKEN_BY_HASH), [t.hash])).rows as Raw[])[0];
+    });
+    if (!row || !tokenSql.isWriteOf(row, t)) throw tokenNameTaken(t.name);
+    return toTokenRecord(row);
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (await this.query(SQL.text(tokenSql.LIST_TOKENS))).map(toTokenRecord);
+  }
+
+  async revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
+    // In a transaction: a COMMIT whose reply is lost is read back, not retried into "not found".
+    const [r] = await this.transaction(async (c) => (await c.query(SQL.text(tokenSql.REVOKE_TOKEN), [at, by, name])).rows as Raw[]);
+    return r ? toTokenRecord(r) : undefined;
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRow | undefined> {
+    const [r] = await this.query(SQL.text(tokenSql.TOKEN_BY_HASH), [hash]);
+    return r ? toToken(r) : undefined;
+  }
+
+  async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
+    const rows = await this.query(`${SQL.text(tokenSql.TOUCH_TOKEN)} RETURNING 1 AS touched`, [at, id, at - minIntervalMs]);
+    return rows.length > 0;
+  }
+
+  async announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number): Promise<void> {
+    // Catalog rows are locked in one order by every announcer: two workers announcing the same
+    // definitions at once cannot deadlock.
+    const defs = [...definitions].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0));
+    const column = <K extends keyof DefinitionAnnouncement>(k: K) => defs.map((d) => d[k]);
+    await this.transaction(async (c) => {
+      // One time for the whole announcement (stead_now_ms() moves within a transaction).
+      const now = await this.storeNow(c);
+      await c.query("DELETE FROM announcements WHERE worker_id = $1", [worker.workerId]);
+      if (defs.length === 0) return;
+      await c.query(
+        `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at)
+         SELECT n, f, k, m, s, $6::bigint, $6::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(n, f, k, m, s, i)
+         ORDER BY i
+         ON CONFLICT (name, fingerprint) DO UPDATE SET kind = excluded.kind, module = excluded.module, input_schema = excluded.input_schema,
+           last_seen_at = greatest(definitions.last_seen_at, excluded.last_seen_at)`,
+        [column("name"), column("fingerprint"), column("kind"), column("module"), column("inputSchema"), now],
+      );
+      await c.query(
+        `INSERT INTO announcements (worker_id, name, fingerprint, host, pid, announced_at, seen_at, expires_at)
+         SELECT $1::text, n, f, $4::text, $5::int, $6::bigint, $6::bigint, $6::bigint + $7::bigint FROM unnest($2::text[], $3::text[]) AS t(n, f)`,
+        [worker.workerId, column("name"), column("fingerprint"), worker.host, worker.pid, now, ttlMs],
+      );
+    });
+  }
+
+  async refreshAnnouncements(workerId: string, ttlMs: number): Promise<number> {
+    return this.transaction(async (c) => {
+      const now = await this.storeNow(c);
+      const n = (await c.query("UPDATE announcements SET seen_at = $2::bigint, expires_at = $2::bigint + $3::bigint WHERE worker_id = $1", [workerId, now, ttlMs])).rowCount ?? 0;
+      await c.query(
+        `UPDATE definitions d SET last_seen_at = $2::bigint FROM announcements a
+         WHERE a.worker_id = $1 AND a.name = d.name AND a.fingerprint = d.fingerprint AND d.last_seen_at < $2::bigint`,
+        [workerId, now],
+      );
+      return n;
+    });
+  }
+
+  private async storeNow(c: Client): Promise<number> {
+    return Number(((await c.query("SELECT stead_now_ms() AS t")).rows[0] as { t?: unknown } | undefined)?.t);
+  }
+
+  async withdrawAnnouncements(workerId: string): Promise<void> {
+    await this.query("DELETE FROM announcements WHERE worker_id = $1", [workerId]);
+  }
+
+  async listDefinitions(filter: { name?: string }): Promise<DefinitionRecord[]> {
+    const where = filter.name === undefined ? "" : "WHERE name = $1";
+    const params = filter.name === undefined ? [] : [filter.name];
+    // Both tables from one snapshot, and liveness by the database's clock, not this host's.
+    const [defs, anns] = await this.withRetry(async () => {
+      const c = await this.pool.connect();
+      try {
+        await c.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        const d = (await c.query(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`, params)).rows as Raw[];
+        const a = (await c.query(`SELECT *, expires_at > stead_now_ms() AS alive FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`, params)).rows as Raw[];
+        await c.query("COMMIT");
+        return [d, a];
+      } catch (e) {
+        await c.query("ROLLBACK").catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
+    });
+    return definitionRecords(defs.map(toDefinition), anns.map((a) => ({ ...toAnnouncement(a), alive: a.alive === true })));
+  }
+
+  async pruneAnnouncements(graceMs: number): Promise<number> {
+    const [r] = await this.query("WITH d AS (DELETE FROM announcements WHERE expires_at < stead_now_ms() - $1::bigint RETURNING 1) SELECT count(*)::int AS n FROM d", [graceMs]);
     return Number(r?.n ?? 0);
   }
 

@@ -19,6 +19,9 @@ const TYPES: Record<Dialect, Record<LogicalType, string>> = {
 /** The dialect's declared type of a logical type (SQLite's declared type, Postgres's type name). */
 export const sqlType = (dialect: Dialect, type: LogicalType): string => TYPES[dialect][type];
 
+/** Whether a table, a column or an index exists in `dialect` (absent `only`: in every dialect). */
+const inDialect = (dialect: Dialect, x: { readonly only?: Dialect }): boolean => x.only === undefined || x.only === dialect;
+
 function literal(dialect: Dialect, v: number | boolean): string {
   if (typeof v === "number") return String(v);
   return dialect === "sqlite" ? (v ? "1" : "0") : String(v);
@@ -28,7 +31,8 @@ function columnDef(dialect: Dialect, t: TableSpec, c: ColumnSpec): string {
   if (t.serial?.column === c.name) {
     return dialect === "sqlite" ? `${c.name} INTEGER PRIMARY KEY${t.serial.autoincrement ? " AUTOINCREMENT" : ""}` : `${c.name} BIGSERIAL PRIMARY KEY`;
   }
-  return `${c.name} ${sqlType(dialect, c.type)}${c.nullable ? "" : " NOT NULL"}${c.default === undefined ? "" : ` DEFAULT ${literal(dialect, c.default)}`}`;
+  const dflt = c.defaultSql !== undefined ? ` DEFAULT ${c.defaultSql}` : c.default === undefined ? "" : ` DEFAULT ${literal(dialect, c.default)}`;
+  return `${c.name} ${sqlType(dialect, c.type)}${c.nullable ? "" : " NOT NULL"}${dflt}`;
 }
 
 function storage(dialect: Dialect, table: string, c: ColumnSpec): string[] {
@@ -40,20 +44,19 @@ export function createIndexSql(table: string, i: IndexSpec): string {
 }
 
 export function createTableSql(dialect: Dialect, name: string, t: TableSpec): string[] {
-  const defs = t.columns.map((c) => columnDef(dialect, t, c));
+  const columns = t.columns.filter((c) => inDialect(dialect, c));
+  const defs = columns.map((c) => columnDef(dialect, t, c));
   if (!t.serial) defs.push(`PRIMARY KEY (${t.key.join(", ")})`);
   return [
     `CREATE TABLE ${name} (\n  ${defs.join(",\n  ")}\n);`,
-    ...t.columns.flatMap((c) => storage(dialect, name, c)),
-    ...(t.indexes ?? []).map((i) => createIndexSql(name, i)),
+    ...columns.flatMap((c) => storage(dialect, name, c)),
+    ...(t.indexes ?? []).filter((i) => inDialect(dialect, i)).map((i) => createIndexSql(name, i)),
   ];
 }
 
 export function addColumnSql(dialect: Dialect, table: string, t: TableSpec, c: ColumnSpec): string[] {
   return [`ALTER TABLE ${table} ADD COLUMN ${columnDef(dialect, t, c)};`, ...storage(dialect, table, c)];
 }
-
-const inDialect = (dialect: Dialect, t: TableSpec): boolean => t.only === undefined || t.only === dialect;
 
 /** What schema version `version` adds to the description's tables, as `dialect`'s statements. */
 export function ddlSince(dialect: Dialect, version: number): string {
@@ -64,8 +67,8 @@ export function ddlSince(dialect: Dialect, version: number): string {
       out.push(...createTableSql(dialect, name, t));
       continue;
     }
-    for (const c of t.columns) if (c.since === version) out.push(...addColumnSql(dialect, name, t, c));
-    for (const i of t.indexes ?? []) if (i.since === version) out.push(createIndexSql(name, i));
+    for (const c of t.columns) if (c.since === version && inDialect(dialect, c)) out.push(...addColumnSql(dialect, name, t, c));
+    for (const i of t.indexes ?? []) if (i.since === version && inDialect(dialect, i)) out.push(createIndexSql(name, i));
   }
   return out.join("\n");
 }

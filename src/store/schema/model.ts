@@ -15,14 +15,23 @@ export interface ColumnSpec<N extends string = string, T extends LogicalType = L
   readonly type: T;
   readonly nullable: Nullable;
   readonly default?: number | boolean;
-  /** Schema version that added the column to an existing table (absent: the table's own). Such a column must be nullable. */
+  /** Schema version that added the column to an existing table (absent: the table's own). Such a column must be nullable, unless it is a dialect's bookkeeping (no dump carries it). */
   readonly since?: number;
   /** Postgres keeps it out of line and uncompressed (data compressed already: TOAST must not try again). */
   readonly uncompressed?: boolean;
+  /**
+   * The column exists in this dialect only, as the store's own bookkeeping (see {@link bookkeeping}):
+   * no row type has a field for it and no dump carries it.
+   */
+  readonly only?: Dialect;
+  /** A default given as an SQL expression of the column's one dialect (a column with `only`). */
+  readonly defaultSql?: string;
 }
 
 export interface IndexSpec {
   readonly name: string;
+  /** The index exists in this dialect only (an index of a bookkeeping column; its columns may then be spelled in that dialect, e.g. with an operator class). */
+  readonly only?: Dialect;
   readonly columns: readonly string[];
   readonly unique?: boolean;
   /**
@@ -62,3 +71,20 @@ export const col = <N extends string, T extends LogicalType, Nullable extends bo
 
 /** A nullable column a later migration added to an existing table. */
 export const added = <N extends string, T extends LogicalType>(since: number, name: N, type: T): ColumnSpec<N, T, true> => ({ name, type, nullable: true, since });
+
+/**
+ * A column one dialect keeps for its own use, filled by its `defaultSql` on every insert: no row
+ * type has a field for it and no dump carries it (its values mean something in this database only,
+ * so an import writes fresh ones). Not null: the default fills the rows already there when a
+ * migration adds it (a non-volatile default is evaluated once, for all of them, without a rewrite).
+ */
+export const bookkeeping = <N extends string, T extends LogicalType, D extends Dialect>(
+  since: number,
+  only: D,
+  name: N,
+  type: T,
+  defaultSql: string,
+): ColumnSpec<N, T, false> & { readonly only: D } => ({ name, type, nullable: false, since, only, defaultSql });
+
+/** The table's columns as they were at schema `version`: those added later are left out. */
+export const columnsAt = <C extends ColumnSpec>(t: TableSpec<readonly C[]>, version: number): C[] => t.columns.filter((c) => (c.since ?? t.since ?? 1) <= version);

@@ -10,10 +10,26 @@
  * them: that order is a dump's column order.
  */
 import { TERMINAL_SQL } from "../sessions-sql.js";
-import { added, col, type TableSpec } from "./model.js";
+import { added, bookkeeping, col, type TableSpec } from "./model.js";
 
-/** The schema version this description is: every dialect's LATEST_VERSION (a test checks). */
-export const SCHEMA_VERSION = 5;
+/**
+ * The schema version this description is: every dialect's LATEST_VERSION (a test checks). A
+ * version may change no table (6 replaced Postgres's stead_apply_mutation only): nothing here is
+ * marked with it, and each dialect still has a migration of that number.
+ */
+export const SCHEMA_VERSION = 10;
+
+/** The version that added access tokens (the `tokens` table); both dialects' migrations read it. */
+export const TOKENS_VERSION = 7;
+
+/** The version that records each event's transaction in Postgres (events.xid), for the event stream. */
+export const EVENT_XIDS_VERSION = 8;
+
+/** The version that added the run listing's indexes (sql/run-listing.ts walks them). */
+export const RUN_LISTING_VERSION = 9;
+
+/** The version that added the definition catalog and workers' announcements (see below). */
+export const DEFINITIONS_VERSION = 10;
 
 const table = <const T extends TableSpec>(t: T): T => t;
 
@@ -56,6 +72,21 @@ export const TABLES = {
       { name: "runs_session_turn", columns: ["session_id", "turn"], unique: true, where: "session_id IS NOT NULL", since: 2 },
       // The claim's "an earlier turn is still open" probe (sessions-sql.ts spells the same list).
       { name: "runs_session_open", columns: ["session_id", "turn"], where: `session_id IS NOT NULL AND status NOT IN ${TERMINAL_SQL}`, since: 2 },
+      // The run listing (sql/run-listing.ts): one index per filter and sort key, ending in id, the
+      // tie-breaker, so that a page is one walk in its order (both directions) stopped after it.
+      // Hazard: each is written at every change of a run's state (no step commit touches the row).
+      { name: "runs_created", columns: ["created_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_updated", columns: ["updated_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_status_created", columns: ["status", "created_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_status_updated", columns: ["status", "updated_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_definition_created", columns: ["definition", "created_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_definition_updated", columns: ["definition", "updated_at", "id"], since: RUN_LISTING_VERSION },
+      { name: "runs_session_created", columns: ["session_id", "created_at", "id"], where: "session_id IS NOT NULL", since: RUN_LISTING_VERSION },
+      { name: "runs_session_updated", columns: ["session_id", "updated_at", "id"], where: "session_id IS NOT NULL", since: RUN_LISTING_VERSION },
+      { name: "runs_parent_created", columns: ["parent_id", "created_at", "id"], where: "parent_id IS NOT NULL", since: RUN_LISTING_VERSION },
+      { name: "runs_parent_updated", columns: ["parent_id", "updated_at", "id"], where: "parent_id IS NOT NULL", since: RUN_LISTING_VERSION },
+      // An id prefix by byte order whatever the database's collation (SQLite's key index serves it there).
+      { name: "runs_id_pattern", columns: ["id text_pattern_ops"], only: "postgres", since: RUN_LISTING_VERSION },
     ],
   }),
 
@@ -120,9 +151,22 @@ export const TABLES = {
     // No AUTOINCREMENT: it would write sqlite_sequence in every step's transaction. Hazard: SQLite
     // then numbers a new event max + 1, so a write that deletes events inserts its own first.
     serial: { column: "seq" },
-    columns: [col("seq", "bigint"), col("run_id", "text"), col("type", "text"), col("at", "bigint"), col("data", "text")],
+    columns: [
+      col("seq", "bigint"),
+      col("run_id", "text"),
+      col("type", "text"),
+      col("at", "bigint"),
+      col("data", "text"),
+      // Postgres: the top-level transaction that wrote the row, the event stream's position
+      // (postgres/event-stream.ts). Stable, so one statement writes one value, and a migration
+      // gives every row already there its own transaction's id, complete before any position is taken.
+      bookkeeping(EVENT_XIDS_VERSION, "postgres", "xid", "bigint", "(pg_current_xact_id()::text)::bigint"),
+    ],
     indexes: [
       { name: "events_run", columns: ["run_id", "seq"] },
+      // The stream's two probes: the rows of transactions in progress at the last read, by id, and
+      // those of every transaction that began after it, as a range.
+      { name: "events_xid", columns: ["xid"], only: "postgres", since: EVENT_XIDS_VERSION },
       // COMPACTABLE_EVENTS (types.ts): live model text, deleted once its step is journaled, so only
       // in-flight and cut-off text is in it. Another compactable type needs a migration of this index.
       { name: "events_compactable", columns: ["run_id", "seq"], where: "type = 'model.delta'", since: 5 },
@@ -178,6 +222,68 @@ export const TABLES = {
       col("expires_at", "bigint"),
     ],
     indexes: [{ name: "idempotency_expiry", columns: ["expires_at"] }],
+  }),
+
+  // Access tokens: the secret is never stored, only its SHA-256 (engine/access/token-secret.ts).
+  tokens: table({
+    since: TOKENS_VERSION,
+    key: ["id"],
+    columns: [
+      col("id", "text"),
+      col("name", "text"),
+      col("role", "text"),
+      col("hash", "text"),
+      col("created_at", "bigint"),
+      col("created_by", "text", true),
+      col("revoked_at", "bigint", true),
+      col("revoked_by", "text", true),
+      col("last_used_at", "bigint", true),
+    ],
+    indexes: [
+      // A presented token is found by its hash; two tokens never share one.
+      { name: "tokens_hash", columns: ["hash"], unique: true },
+      // A name names one token that is not revoked; a revoked token's name may be taken again.
+      { name: "tokens_active_name", columns: ["name"], unique: true, where: "revoked_at IS NULL" },
+    ],
+  }),
+
+  // The catalog of definitions workers have announced: one row per name and fingerprint, kept when
+  // its workers stop (a start by name still checks its input), refreshed while any serves it.
+  // Live state, not user data: never exported (transfer/tables.ts says why).
+  definitions: table({
+    since: DEFINITIONS_VERSION,
+    key: ["name", "fingerprint"],
+    columns: [
+      col("name", "text"),
+      col("fingerprint", "text"),
+      col("kind", "text"),
+      col("module", "text", true),
+      col("input_schema", "text", true),
+      col("first_announced_at", "bigint"),
+      col("last_seen_at", "bigint"),
+    ],
+  }),
+
+  // Which worker serves which definition now: written when a worker starts, refreshed at its
+  // heartbeat, deleted when it stops gracefully. A row past expires_at is a worker that stopped
+  // refreshing (killed, frozen, cut off): it counts as not alive, and is pruned later.
+  announcements: table({
+    since: DEFINITIONS_VERSION,
+    key: ["worker_id", "name"],
+    columns: [
+      col("worker_id", "text"),
+      col("name", "text"),
+      col("fingerprint", "text"),
+      col("host", "text"),
+      col("pid", "int"),
+      col("announced_at", "bigint"),
+      col("seen_at", "bigint"),
+      col("expires_at", "bigint"),
+    ],
+    indexes: [
+      { name: "announcements_name", columns: ["name", "fingerprint"] },
+      { name: "announcements_expiry", columns: ["expires_at"] },
+    ],
   }),
 
   // Each group commit's results under a token the writer chose (a COMMIT whose reply was lost is read back).

@@ -10,6 +10,14 @@ export interface SqlDialect {
   text(sql: string): string;
   /** `column` equals one of `values`: one `?` in `sql`, bound to `param`. */
   anyOf(column: string, values: readonly string[]): { sql: string; param: unknown };
+  /**
+   * `column` compared with one `?` by code point order (UTF-8 bytes), whatever the database's
+   * collation: SQLite's BINARY text, Postgres's pattern operators (which only the
+   * text_pattern_ops index runs_id_pattern serves).
+   */
+  bytewise(column: string, op: ">=" | "<"): string;
+  /** A one-column table `(id)` of `values`: one `?` in `sql`, bound to `param`. */
+  idTable(values: readonly string[]): { sql: string; param: unknown };
 }
 
 /**
@@ -38,6 +46,8 @@ export const SQLITE_DIALECT: SqlDialect = {
   name: "sqlite",
   text: (sql) => sql,
   anyOf: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, param: JSON.stringify(values) }),
+  bytewise: (column, op) => `${column} ${op} ?`,
+  idTable: (values) => ({ sql: "(SELECT value AS id FROM json_each(?))", param: JSON.stringify(values) }),
 };
 
 export const POSTGRES_DIALECT: SqlDialect = {
@@ -52,4 +62,6 @@ export const POSTGRES_DIALECT: SqlDialect = {
     return t;
   },
   anyOf: (column, values) => ({ sql: `${column} = ANY(?::text[])`, param: values }),
+  bytewise: (column, op) => `${column} ~${op}~ ?`,
+  idTable: (values) => ({ sql: "(SELECT unnest(?::text[]) AS id)", param: values }),
 };

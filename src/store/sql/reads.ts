@@ -2,7 +2,7 @@
  * The read statements both SQL stores share, written once with `?` placeholders: each store passes
  * them (or a query built here) through its dialect (`dialect.ts`) and binds the same parameters.
  */
-import type { EventFilter, HoldFilter, RunFilter } from "../types.js";
+import type { EventFilter, HoldFilter } from "../types.js";
 import { indexPredicate } from "../schema/tables.js";
 import type { SqlDialect } from "./dialect.js";
 
@@ -27,36 +27,6 @@ export const blobsByHash = (d: SqlDialect, hashes: readonly string[]): Query => 
   const any = d.anyOf("hash", hashes);
   return { sql: `SELECT hash, size, data FROM blobs WHERE ${any.sql}`, params: [any.param] };
 };
-
-/** The WHERE clause of a run filter (listRuns and countRuns share it). */
-function runsWhere(d: SqlDialect, filter: Omit<RunFilter, "limit">): Query {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (filter.status?.length) {
-    const any = d.anyOf("status", filter.status);
-    where.push(any.sql);
-    params.push(any.param);
-  }
-  for (const [column, value] of [["definition", filter.definition], ["parent_id", filter.parentId], ["session_id", filter.sessionId]] as const) {
-    if (value === undefined) continue;
-    where.push(`${column} = ?`);
-    params.push(value);
-  }
-  return { sql: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
-}
-
-/** A session's turns by turn; otherwise newest first. */
-export function listRuns(d: SqlDialect, filter: RunFilter): Query {
-  const w = runsWhere(d, filter);
-  const order = filter.sessionId !== undefined ? "turn" : "created_at DESC, id DESC";
-  return { sql: d.text(`SELECT * FROM runs ${w.sql} ORDER BY ${order} LIMIT ?`), params: [...w.params, filter.limit ?? 1000] };
-}
-
-/** One row, `n`. */
-export function countRuns(d: SqlDialect, filter: Omit<RunFilter, "limit">): Query {
-  const w = runsWhere(d, filter);
-  return { sql: d.text(`SELECT COUNT(*) AS n FROM runs ${w.sql}`), params: w.params };
-}
 
 export function holds(d: SqlDialect, filter: HoldFilter): Query {
   const where: string[] = [];

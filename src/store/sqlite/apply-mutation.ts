@@ -9,6 +9,7 @@ import type { EventWrite, IdempotencyWrite, Mutation, NewRun, RunStatus, Snapsho
 import { CHECKS, WRITES, type CheckName, type WriteName } from "../mutation/plan.js";
 import { sessionInNewRuns } from "../sessions-sql.js";
 import { indexPredicate } from "../schema/tables.js";
+import { wakes } from "../mutation/wakes.js";
 
 export class PreconditionFailed extends Error {
   constructor(readonly result: Extract<UnitResult, { ok: false }>) {
@@ -38,14 +39,21 @@ interface Current {
   pauseRequested: boolean;
 }
 
+/** What an applied mutation tells its transaction. */
+export interface Applied {
+  pauseRequested: boolean;
+  /** It may have made a run claimable (mutation/wakes.ts): workers of this store are woken once the transaction commits. */
+  wake: boolean;
+}
+
 type CheckHandler = (m: Mutation, cur: Current, now: number) => boolean;
 type WriteHandler = (m: Mutation, cur: Current, now: number) => void;
 
 /** The predicate is events_compactable's, so the partial index serves it. */
 const DELETE_COMPACTED_SQL = `DELETE FROM events WHERE run_id = ? AND ${indexPredicate("events", "events_compactable")} AND json_extract(data, '$.step') = ? AND json_extract(data, '$.attempt') = ?`;
 
-/** Returns `apply(m, now)`, which gives the run's pause flag after the mutation. */
-export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => { pauseRequested: boolean } {
+/** Returns `apply(m, now)`, which gives the run's pause flag after the mutation and whether it may have made a run claimable. */
+export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => Applied {
   // The run row is read by the "run" check itself, since every later check needs it.
   const checks: Record<Exclude<CheckName, "run">, CheckHandler> = {
     openWait: (m) => (w.stmt("SELECT status FROM waits WHERE run_id = ? AND name = ?").get(m.runId, m.expect?.openWait) as Raw | undefined)?.status === "open",
@@ -145,6 +153,6 @@ export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => 
     }
     if (!cur) throw new PreconditionFailed({ ok: false, reason: "missing", runId: m.runId });
     for (const x of WRITES) if (x.applies(m)) writes[x.name](m, cur, now);
-    return { pauseRequested: m.run?.pauseRequested ?? cur.pauseRequested };
+    return { pauseRequested: m.run?.pauseRequested ?? cur.pauseRequested, wake: wakes(m) };
   };
 }

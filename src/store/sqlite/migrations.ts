@@ -2,6 +2,9 @@
  * Numbered, add-only migrations. Never edit a released migration: add the next number.
  * Each migration runs in one transaction together with its row in `stead_migrations`.
  */
+import { ddlSince } from "../schema/ddl.js";
+import { DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+
 export interface Migration {
   version: number;
   name: string;
@@ -180,6 +183,30 @@ export const MIGRATIONS: readonly Migration[] = [
       -- in-flight and cut-off ones are ever in this index.
       CREATE INDEX events_compactable ON events (run_id, seq) WHERE type = 'model.delta';
     `,
+  },
+  {
+    version: 6,
+    name: "nothing in SQLite: Postgres's stead_apply_mutation rendered from the plan",
+    // A store's version means the same in both dialects (a dump says which it holds), so a version
+    // that changes one dialect's functions only is a migration that changes nothing in the other.
+    sql: `
+      -- SQLite applies the plan in code (apply-mutation.ts): version 6 has nothing for it to change.
+    `,
+  },
+  // Rendered from the schema description (schema/tables.ts), like every migration from now on.
+  { version: TOKENS_VERSION, name: "access tokens, stored hashed", sql: ddlSince("sqlite", TOKENS_VERSION) },
+  {
+    version: EVENT_XIDS_VERSION,
+    name: "nothing in SQLite: the transaction that wrote each event, in Postgres",
+    sql: `
+      -- One writer at a time: an event's seq is already its place in commit order (sqlite/event-stream.ts).
+    `,
+  },
+  { version: RUN_LISTING_VERSION, name: "run listing: an index per filter and sort key", sql: ddlSince("sqlite", RUN_LISTING_VERSION) },
+  {
+    version: DEFINITIONS_VERSION,
+    name: "definitions workers announce, and which workers serve them",
+    sql: ddlSince("sqlite", DEFINITIONS_VERSION),
   },
 ];
 

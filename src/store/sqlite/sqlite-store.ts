@@ -3,11 +3,18 @@ import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
 import type {
+  AnnouncementRow,
+  AnnouncingWorker,
   ClaimRequest,
   ClaimedRun,
   CommitOptions,
+  DefinitionAnnouncement,
+  DefinitionRecord,
+  DefinitionRow,
   EventFilter,
+  EventPage,
   EventRow,
+  EventStreamFilter,
   EventWrite,
   HoldFilter,
   HoldRow,
@@ -16,7 +23,10 @@ import type {
   LeaseInfo,
   Mutation,
   NewRun,
+  RunActivity,
   RunFilter,
+  RunPage,
+  RunQuery,
   RunRow,
   RunStatus,
   SessionFilter,
@@ -25,14 +35,19 @@ import type {
   StepWrite,
   Store,
   StoreInfo,
+  TokenRecord,
+  TokenRow,
+  TokenWrite,
   Unit,
   UnitResult,
   WaitRow,
 } from "../types.js";
 import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
-import { keyTaken, storageFull, storeLost, type StorageCheck } from "../faults.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
+import { keyTaken, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { toAnnouncement, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import * as tokenSql from "../sql/tokens.js";
+import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
 import { earlierTurnsEnded, sessionsSql } from "../sessions-sql.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
@@ -40,9 +55,14 @@ import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
+import * as tallies from "../sql/tally.js";
+import type { StoreTally } from "../ports/tallies.js";
+import * as listing from "../sql/run-listing.js";
+import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
 import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
 import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
-import { mutationApplier, PreconditionFailed } from "./apply-mutation.js";
+import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutation.js";
+import { sqliteEventsAfter } from "./event-stream.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 export interface SqliteStoreOptions {
@@ -86,6 +106,8 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts = new Map<string, Database.Statement>();
   private closed = false;
+  /** Who hears this object's wake-ups (onWake). */
+  private readonly wakeListeners = new Set<() => void>();
   /** The file this connection opened: a write checks the path still names it (see `written`). */
   private readonly identity: { dev: bigint; ino: bigint } | undefined;
   private readonly reserveBytes: number;
@@ -256,7 +278,8 @@ export class SqliteStore implements Store {
     let s = this.stmts.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
-      this.stmts.set(sql, s);
+      // Listings vary over many shapes (filters, statuses, cursor): the cache stays bounded.
+      if (this.stmts.size < 1000) this.stmts.set(sql, s);
     }
     return s;
   }
@@ -361,14 +384,44 @@ export class SqliteStore implements Store {
     return Promise.resolve(r ? toRun(r) : undefined);
   }
 
-  listRuns(filter: RunFilter = {}): Promise<RunRow[]> {
-    const q = reads.listRuns(SQL, filter);
-    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toRun));
+  listRuns(query: RunQuery = {}): Promise<RunPage> {
+    return rejectedOnThrow(() => {
+      const q = checkRunQuery(query);
+      const sql = listing.listRunsQuery(SQL, q);
+      return pageOf(q, (this.stmt(sql.sql).all(...sql.params) as Raw[]).map(toRun));
+    });
   }
 
-  countRuns(filter: Omit<RunFilter, "limit"> = {}): Promise<number> {
-    const q = reads.countRuns(SQL, filter);
-    return Promise.resolve((this.stmt(q.sql).get(...q.params) as { n: number }).n);
+  countRuns(filter: RunFilter = {}): Promise<number> {
+    return rejectedOnThrow(() => {
+      const q = listing.countRunsQuery(SQL, checkRunFilter(filter));
+      return (this.stmt(q.sql).get(...q.params) as { n: number }).n;
+    });
+  }
+
+  runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
+    return rejectedOnThrow(() => {
+      const ids = checkRunIds(runIds);
+      if (ids.length === 0) return [];
+      const all = (q: { sql: string; params: unknown[] }) => this.stmt(q.sql).all(...q.params) as Raw[];
+      // One read transaction: the four reads see one state of the store.
+      const rows = this.db.transaction(() => ({
+        steps: all(listing.lastStepsQuery(SQL, ids)),
+        events: all(listing.lastEventsQuery(SQL, ids)),
+        waits: all(listing.openWaitsQuery(SQL, ids)).map(toWait),
+        holds: all(listing.openHoldsQuery(SQL, ids)).map(toHold),
+      }))();
+      return listing.assembleActivity(ids, rows);
+    });
+  }
+
+  completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
+    const r = this.stmt(listing.COMPLETED_STEP).get(runId, stepId) as Raw | undefined;
+    return Promise.resolve(r ? toStep(r) : undefined);
+  }
+
+  tally(): Promise<StoreTally> {
+    return Promise.resolve(tallies.toTally(this.stmt(tallies.TALLY).all() as Raw[]));
   }
 
   journal(runId: string): Promise<StepRow[]> {
@@ -398,6 +451,11 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toEvent));
   }
 
+  // Async so that a refused position reaches the caller as a rejection.
+  async eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
+    return Promise.resolve(sqliteEventsAfter(this.db, (sql) => this.stmt(sql), position, filter));
+  }
+
   async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const row = this.written(() => this.db.transaction(() => {
       if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
@@ -411,6 +469,7 @@ export class SqliteStore implements Store {
       this.insertEvents(run.id, events, run.createdAt);
       return inserted;
     }).immediate());
+    if (row.status === "pending") this.wake();
     return Promise.resolve(row);
   }
 
@@ -474,58 +533,148 @@ export class SqliteStore implements Store {
     return Promise.resolve(this.written(() => this.stmt("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(Date.now()).changes));
   }
 
+  async createToken(t: TokenWrite): Promise<TokenRecord> {
+    const row = this.written(() => this.db.transaction(() => {
+      this.stmt(tokenSql.INSERT_TOKEN).run(t.id, t.name, t.role, t.hash, t.createdAt, t.createdBy);
+      const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(t.hash) as Raw | undefined;
+      if (!r || !tokenSql.isWriteOf(r, t)) throw tokenNameTaken(t.name);
+      return r;
+    }).immediate());
+    return Promise.resolve(toTokenRecord(row));
+  }
+
+  listTokens(): Promise<TokenRecord[]> {
+    return Promise.resolve((this.stmt(tokenSql.LIST_TOKENS).all() as Raw[]).map(toTokenRecord));
+  }
+
+  async revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
+    const r = this.written(() => this.stmt(tokenSql.REVOKE_TOKEN).get(at, by, name) as Raw | undefined);
+    return Promise.resolve(r ? toTokenRecord(r) : undefined);
+  }
+
+  findTokenByHash(hash: string): Promise<TokenRow | undefined> {
+    const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(hash) as Raw | undefined;
+    return Promise.resolve(r ? toToken(r) : undefined);
+  }
+
+  async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
+    return Promise.resolve(this.written(() => this.stmt(tokenSql.TOUCH_TOKEN).run(at, id, at - minIntervalMs).changes > 0));
+  }
+
+  announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
+    const upsert = this.stmt(
+      `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name, fingerprint) DO UPDATE SET kind = excluded.kind, module = excluded.module, input_schema = excluded.input_schema,
+         last_seen_at = max(last_seen_at, excluded.last_seen_at)`,
+    );
+    const insert = this.stmt("INSERT INTO announcements (worker_id, name, fingerprint, host, pid, announced_at, seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    this.written(() =>
+      this.db.transaction(() => {
+        this.stmt("DELETE FROM announcements WHERE worker_id = ?").run(worker.workerId);
+        for (const d of definitions) {
+          upsert.run(d.name, d.fingerprint, d.kind, d.module, d.inputSchema, now, now);
+          insert.run(worker.workerId, d.name, d.fingerprint, worker.host, worker.pid, now, now, now + ttlMs);
+        }
+      }).immediate(),
+    );
+    return Promise.resolve();
+  }
+
+  refreshAnnouncements(workerId: string, ttlMs: number, now: number): Promise<number> {
+    return Promise.resolve(
+      this.written(() =>
+        this.db.transaction(() => {
+          const n = this.stmt("UPDATE announcements SET seen_at = ?, expires_at = ? WHERE worker_id = ?").run(now, now + ttlMs, workerId).changes;
+          this.stmt(
+            `UPDATE definitions SET last_seen_at = ? WHERE last_seen_at < ?
+               AND EXISTS (SELECT 1 FROM announcements a WHERE a.worker_id = ? AND a.name = definitions.name AND a.fingerprint = definitions.fingerprint)`,
+          ).run(now, now, workerId);
+          return n;
+        }).immediate(),
+      ),
+    );
+  }
+
+  withdrawAnnouncements(workerId: string): Promise<void> {
+    this.written(() => this.stmt("DELETE FROM announcements WHERE worker_id = ?").run(workerId));
+    return Promise.resolve();
+  }
+
+  listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
+    const where = filter.name === undefined ? "" : "WHERE name = ?";
+    const params = filter.name === undefined ? [] : [filter.name];
+    // One read transaction: both tables from the same snapshot.
+    const [defs, anns] = this.db.transaction((): [DefinitionRow[], AnnouncementRow[]] => [
+      (this.stmt(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`).all(...params) as Raw[]).map(toDefinition),
+      (this.stmt(`SELECT * FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`).all(...params) as Raw[]).map(toAnnouncement),
+    ])();
+    return Promise.resolve(definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now }))));
+  }
+
+  pruneAnnouncements(graceMs: number, now: number): Promise<number> {
+    return Promise.resolve(this.written(() => this.stmt("DELETE FROM announcements WHERE expires_at < ?").run(now - graceMs).changes));
+  }
+
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     checkSnapshotWrites(units);
     checkEventDeletes(units);
-    return Promise.resolve(this.written(() => this.commitTransaction().immediate(units, Date.now(), options.beforeCommit)));
+    const { results, wake } = this.written(() => this.commitTransaction().immediate(units, Date.now(), options.beforeCommit));
+    if (wake) this.wake();
+    return Promise.resolve(results);
   }
 
-  private commitTx: Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => UnitResult[]> | undefined;
+  private commitTx: Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => { results: UnitResult[]; wake: boolean }> | undefined;
 
   /**
    * Built once: every db.transaction() call builds four wrapper functions, a cost paid per step
    * otherwise. Each unit runs in a savepoint, so a failed precondition undoes that unit alone.
    * A non-optional mutation needs no savepoint of its own (its failure undoes the whole unit); an
-   * optional one gets one, so its failure undoes only itself.
+   * optional one gets one, so its failure undoes only itself. A wake counts only what was kept.
    */
-  private commitTransaction(): Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => UnitResult[]> {
+  private commitTransaction(): Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => { results: UnitResult[]; wake: boolean }> {
     if (this.commitTx) return this.commitTx;
     const applyOptional = this.db.transaction((m: Mutation, now: number) => this.applyMutation(m, now));
-    const applyUnit = this.db.transaction((unit: Unit, now: number) => {
+    const applyUnit = this.db.transaction((unit: Unit, now: number): Applied => {
       let pauseRequested = false;
+      let wake = false;
       for (const m of unit) {
         if (!m.optional) {
-          pauseRequested ||= this.applyMutation(m, now).pauseRequested;
+          const r = this.applyMutation(m, now);
+          pauseRequested ||= r.pauseRequested;
+          wake ||= r.wake;
           continue;
         }
         try {
-          applyOptional(m, now);
+          wake = applyOptional(m, now).wake || wake;
         } catch (e) {
           if (e instanceof PreconditionFailed) continue;
           throw e;
         }
       }
-      return pauseRequested;
+      return { pauseRequested, wake };
     });
     this.commitTx = this.db.transaction((units: Unit[], now: number, beforeCommit: (() => void) | undefined) => {
-      const out: UnitResult[] = units.map((unit) => {
+      let wake = false;
+      const results: UnitResult[] = units.map((unit) => {
         try {
-          return { ok: true, pauseRequested: applyUnit(unit, now) };
+          const r = applyUnit(unit, now);
+          wake ||= r.wake;
+          return { ok: true, pauseRequested: r.pauseRequested };
         } catch (e) {
           if (e instanceof PreconditionFailed) return e.result;
           throw e;
         }
       });
       beforeCommit?.();
-      return out;
+      return { results, wake };
     });
     return this.commitTx;
   }
 
-  private applyMutationFn: ((m: Mutation, now: number) => { pauseRequested: boolean }) | undefined;
+  private applyMutationFn: ((m: Mutation, now: number) => Applied) | undefined;
 
   /** Applies one mutation as mutation/plan.ts says (apply-mutation.ts). Throws PreconditionFailed, which rolls back the savepoint. */
-  private applyMutation(m: Mutation, now: number): { pauseRequested: boolean } {
+  private applyMutation(m: Mutation, now: number): Applied {
     this.applyMutationFn ??= mutationApplier({
       stmt: (sql) => this.stmt(sql),
       recordKey: (k, at) => this.recordKey(k, at),
@@ -535,6 +684,25 @@ export class SqliteStore implements Store {
       insertEvents: (runId, events, at) => this.insertEvents(runId, events, at),
     });
     return this.applyMutationFn(m, now);
+  }
+
+  /** Wake-ups within this process (ports/wakeups.ts). */
+  onWake(listener: () => void): () => void {
+    // A wrapper of its own: the same function subscribed twice is two subscriptions.
+    const entry = (): void => listener();
+    this.wakeListeners.add(entry);
+    return () => this.wakeListeners.delete(entry);
+  }
+
+  /** Called after a write committed, outside its transaction: a listener that throws never undoes or fails the write. */
+  private wake(): void {
+    for (const l of [...this.wakeListeners]) {
+      try {
+        l();
+      } catch {
+        // A listener's fault is its own; the write is done.
+      }
+    }
   }
 
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
@@ -639,6 +807,7 @@ export class SqliteStore implements Store {
       this.insertEvents(runId, [{ type: "lease.expired", data: { fence, reason } }], now);
       return true;
     }).immediate());
+    if (ok) this.wake();
     return Promise.resolve(ok);
   }
 
@@ -662,6 +831,7 @@ export class SqliteStore implements Store {
         insert.run(...values.map((v, j) => (typeof v === "boolean" ? (v ? 1 : 0) : kinds[j] === "bytes" && typeof v === "string" ? Buffer.from(v, "base64") : v)));
       });
     }).immediate());
+    if (table === "runs" && rows.length > 0) this.wake();
     return Promise.resolve();
   }
 
@@ -796,4 +966,13 @@ function candidatesSql(columns: string, req: Pick<ClaimRequest, "runIds">): stri
 
 function candidateParams(req: Pick<ClaimRequest, "definitions" | "now" | "runIds" | "limit">): unknown[] {
   return [JSON.stringify(req.definitions), req.now, ...(req.runIds ? [JSON.stringify(req.runIds)] : []), req.limit];
+}
+
+/** `fn`'s value, or its throw as a rejection: a refused query rejects, as every store's does. */
+function rejectedOnThrow<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+  }
 }

@@ -5,6 +5,7 @@ import { TRANSFER_TABLES, type RunReads, type StoreLifecycle, type TransferRows,
 import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
 import { DIGEST_NAME, DUMP_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
+import { everyRun } from "../run-sets.js";
 
 export interface ExportOptions {
   /** Rows per `readRows` page. */
@@ -85,7 +86,7 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
  */
 async function refuseLiveLeases(store: StoreLifecycle & RunReads, ownerIsDead: NonNullable<ExportOptions["ownerIsDead"]>): Promise<void> {
   const now = Date.now();
-  const live = (await store.listRuns({ status: ["running"], limit: 10_000 })).filter(
+  const live = (await everyRun(store, { status: ["running"] })).filter(
     (r) => r.leaseOwner !== null && (r.leaseExpiresAt ?? 0) > now && !ownerIsDead({ host: r.ownerHost, pid: r.ownerPid, start: r.ownerStart }),
   );
   const first = live[0];

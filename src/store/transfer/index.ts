@@ -9,4 +9,4 @@ export { digestStore } from "./digest.js";
 export type { StoreDigest, TableDigest } from "./digest.js";
 export { DUMP_VERSION } from "./dump-format.js";
 export type { DumpHeader, DumpTrailer } from "./dump-format.js";
-export { TABLE_SCHEMAS, TRANSFER_SCHEMA_VERSION } from "./tables.js";
+export { NOT_TRANSFERRED, TABLE_SCHEMAS, TRANSFER_SCHEMA_VERSION } from "./tables.js";

@@ -10,7 +10,7 @@
 import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type RowKey, type TransferRow, type TransferTable, type TransferValue } from "../types.js";
 import type { LogicalType } from "../schema/model.js";
-import { SCHEMA_VERSION, tableSpec } from "../schema/tables.js";
+import { SCHEMA_VERSION, tableSpec, type TableName } from "../schema/tables.js";
 
 /**
  * The schema version these column lists describe: every dialect's LATEST_VERSION (a test checks).
@@ -18,6 +18,18 @@ import { SCHEMA_VERSION, tableSpec } from "../schema/tables.js";
  * and an older dump's rows, which lack it, hold null in it.
  */
 export const TRANSFER_SCHEMA_VERSION = SCHEMA_VERSION;
+
+/**
+ * The schema's tables a dump leaves out, each with why: they hold no user data. Every table of
+ * `schema/tables.ts` is in TRANSFER_TABLES or here (a test checks), so a new table is a decision.
+ */
+export const NOT_TRANSFERRED: Readonly<Record<Exclude<TableName, TransferTable>, string>> = {
+  stead_meta: "bookkeeping: every store writes its own",
+  stead_migrations: "bookkeeping: every store records its own migrations",
+  stead_commits: "Postgres's log of group commits whose reply may be lost: about this database's transactions only",
+  definitions: "derived from code, not user data: workers announce it again when they start on the target store (until one has, a start by name of it is refused there)",
+  announcements: "live state of the source's workers (alive until a refresh bound): meaningless in another store",
+};
 
 /** `bytes`: SQLite BLOB, Postgres BYTEA; a transfer row carries it as base64 text. */
 export type ColumnKind = "text" | "int" | "bool" | "bytes";
@@ -52,7 +64,8 @@ function transferSchema(table: TransferTable): TableSchema {
     key: t.key,
     ...(t.serial ? { serial: t.serial.column } : {}),
     ...(pageRows === undefined ? {} : { pageRows }),
-    columns: t.columns.map((c) => ({ name: c.name, kind: KIND[c.type], nullable: c.nullable, ...(c.since === undefined ? {} : { since: c.since }) })),
+    // A dialect's bookkeeping (a transaction id) means nothing in another database: the target writes its own.
+    columns: t.columns.filter((c) => c.only === undefined).map((c) => ({ name: c.name, kind: KIND[c.type], nullable: c.nullable, ...(c.since === undefined ? {} : { since: c.since }) })),
   };
 }
 

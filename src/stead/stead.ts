@@ -1,37 +1,59 @@
+import type { Writable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
-import type { RunRow, RunStatus, Store } from "../store/types.js";
-import { hasOutputRefs, resolveOutputRefs } from "./output-refs.js";
+import { childRuns } from "../store/run-sets.js";
+import type { RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
+import { openWaits, type OpenWaits } from "../engine/open-waits.js";
+import { hasOutputRefs, resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
+import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import type { StorageReport } from "../worker/storage-guard.js";
-import * as admin from "./admin.js";
-import type { AnyDefinition, WorkflowDefinition } from "./definition.js";
-import { assertDistinctNames, isDefinition } from "./definition.js";
-import { checkRunId, newRunId } from "./ids.js";
-import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "./idempotency.js";
-import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "./payload.js";
+import * as admin from "../engine/admin.js";
+import * as listing from "../engine/run-listing.js";
+import type { AnyDefinition, WorkflowDefinition } from "../engine/definition.js";
+import { assertDistinctNames, isDefinition } from "../engine/definition.js";
+import { checkRunId, idExcerpt, newRunId } from "../engine/ids.js";
+import { checkedInput } from "../engine/input-schema.js";
+import { listDefinitions, type DefinitionView } from "../engine/served-definitions.js";
+import { listWorkers, type WorkerView } from "../engine/serving-workers.js";
+import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "../engine/idempotency.js";
+import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../engine/payload.js";
 import {
   eventView,
   holdView,
   runView,
   stepView,
   waitView,
+  type EventStreamPage,
   type EventView,
   type HoldView,
   type RunInfo,
   type StepView,
   type WaitView,
-} from "./views.js";
-import type { ControlOptions } from "./control-options.js";
-import { NO_DECISION_FIELDS, type DecisionRules } from "./control/decision-rules.js";
-import { explain, type Explanation } from "./why.js";
-import { Session, sessionView, type SessionView } from "./sessions.js";
+} from "../engine/views.js";
+import type { ControlOptions } from "../engine/control-options.js";
+import { NO_DECISION_FIELDS, type DecisionRules } from "../engine/control/decision-rules.js";
+import { explain, type Explanation } from "../engine/why.js";
+import { Session, sessionView, type SessionView } from "../engine/sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
+import { gcWorkspaces, type GcOptions, type GcResult, type TreeDiff } from "../workspace/index.js";
+import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntries, runSnapshotFile, runSnapshots, type RestoreOptions, type RunSnapshotEntries, type RunSnapshotFile, type Restored, type RunSnapshots, type SnapshotFiles, type SnapshotFilesOptions } from "../engine/run-snapshots.js";
+import { sendToSession, turnViews, type TurnView } from "../engine/session-turns.js";
+import { sessionTurns } from "../store/run-sets.js";
+import { readSessionTranscript, type SessionTranscript } from "../agent/session-transcript.js";
+import { exportStore, importStore, type DumpInput, type ExportOptions, type ExportSummary, type ImportSummary, type VerifiedDump } from "../store/transfer/index.js";
+import { Tokens } from "../engine/access/tokens.js";
 
 export type { ControlOptions };
+
+/** A journal page (`journalPage`): its default and largest size. */
+export const JOURNAL_PAGE_DEFAULT = 200;
+export const JOURNAL_PAGE_MAX = 1000;
+/** Events per read of a follow's stream. */
+const FOLLOW_PAGE = 5000;
 
 /** The longest wait between two tries to reach a store that cannot be reached. */
 const RECONNECT_MAX_MS = 10_000;
@@ -71,10 +93,10 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
   definitions?: readonly AnyDefinition[];
   /** Keep executing through timers due within this many ms. Default 60 000. */
   followTimersMs?: number;
-  /** Called for every new event of the run's tree. */
+  /** Called for every new event of the run's tree, once each, in commit order. */
   onEvent?: (e: EventView) => void | Promise<void>;
-  /** Report only events after this sequence number. Default 0 (all). */
-  eventsAfter?: number;
+  /** Report only events after this event stream position (a `position` of `eventsAfter`). Default: every event. */
+  eventsFrom?: string;
   /**
    * Stops following when aborted: the in-process worker stops gracefully (steps in flight may
    * commit, then each run is handed back as pending for any worker) and follow returns the run.
@@ -91,6 +113,8 @@ export class Stead {
   readonly store: Store;
   readonly payloadLimit: number;
   readonly idempotencyTtlMs: number;
+  /** Access tokens: create (the secret shown once), list, revoke, verify. */
+  readonly tokens: Tokens;
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
@@ -111,6 +135,7 @@ export class Stead {
     this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
+    this.tokens = new Tokens(this);
   }
 
   /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
@@ -163,6 +188,8 @@ export class Stead {
     }
     if (options.id !== undefined) checkRunId(options.id);
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
+    // Only a declared input is awaited: without one, a start takes the turns it always took.
+    if (definition.input) await checkedInput(definition, input, { fix: `pass an input that matches the input schema of ${definition.name}` });
     const workspace = options.workspace === undefined ? null : checkWorkspace(options.workspace);
     const key = this.keyOption(options);
     await this.ready();
@@ -174,11 +201,33 @@ export class Stead {
       const fingerprint = definition.fingerprint();
       await this.store.createRun(
         { id, definition: definition.name, module: definition.module, fingerprint, input: encoded, createdAt: Date.now(), workspace },
-        [{ type: "run.created", data: { definition: definition.name, fingerprint, ...(by ? { by } : {}) } }],
+        [{ type: "run.created", data: { definition: definition.name, fingerprint, by } }],
         keyWrite?.({ id }),
       );
       return { id, already: false };
     });
+  }
+
+  /**
+   * Records a new run of the definition named `name`, with no user code loaded: the input is
+   * checked against the JSON Schema its workers announced. A name no worker ever announced is
+   * refused; one no live worker serves now is started, and waits (`served: false`).
+   */
+  async startByName(name: string, input: unknown, options: StartOptions = {}): Promise<Replayable<admin.StartByNameResult>> {
+    const key = this.keyOption(options);
+    return admin.startByName(this.store, name, input, { id: options.id, workspace: options.workspace, by: options.by, key, payloadLimit: this.payloadLimit, ready: () => this.ready() });
+  }
+
+  /** What workers serve, and what they served before, read from the store alone (no user code is loaded). */
+  async definitions(filter: { name?: string } = {}): Promise<DefinitionView[]> {
+    await this.ready();
+    return listDefinitions(this.store, filter);
+  }
+
+  /** The workers alive now by their announcements (id, host, pid, what each serves, since when), from the store alone. */
+  async liveWorkers(): Promise<WorkerView[]> {
+    await this.ready();
+    return listWorkers(this.store);
   }
 
   /**
@@ -223,17 +272,24 @@ export class Stead {
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const signal = ended.signal;
     const followTimers = options.followTimersMs ?? 60_000;
-    let lastEvent = options.eventsAfter ?? 0;
+    let position = options.eventsFrom ?? null;
     const pollMs = options.pollMs ?? 100;
+    // Runs known not to be in the tree: a run's parent never changes.
+    const outside = new Set<string>();
     const flushEvents = async () => {
       if (!options.onEvent) return;
       for (;;) {
-        const evs = await this.store.events({ afterSeq: lastEvent, limit: 5000 });
-        for (const e of evs) {
-          lastEvent = e.seq;
-          if (tree.includes(e.runId)) await options.onEvent(eventView(e));
+        // The whole store's stream, filtered here: a child created since the tree was read is
+        // visible by now (its row committed before its first event), so reading the tree again
+        // after the page finds it, and none of its events is lost to a stale filter.
+        const page = await this.store.eventsAfter(position, { limit: FOLLOW_PAGE });
+        if (page.events.some((e) => !tree.includes(e.runId) && !outside.has(e.runId))) {
+          tree = await this.treeIds(runId);
+          for (const e of page.events) if (!tree.includes(e.runId)) outside.add(e.runId);
         }
-        if (evs.length < 5000) return;
+        for (const e of page.events) if (tree.includes(e.runId)) await options.onEvent(eventView(e));
+        position = page.position;
+        if (page.events.length < FOLLOW_PAGE) return;
       }
     };
     const aborted = () => options.signal?.aborted === true;
@@ -278,7 +334,7 @@ export class Stead {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
       if (id === undefined) continue;
-      for (const c of await this.store.listRuns({ parentId: id, limit: 10_000 })) ids.push(c.id);
+      for (const c of await childRuns(this.store, id)) ids.push(c.id);
     }
     return ids;
   }
@@ -301,21 +357,67 @@ export class Stead {
     return this.view(await admin.requireRun(this.store, runId));
   }
 
-  async list(filter: { status?: RunStatus[]; definition?: string; limit?: number } = {}): Promise<RunInfo[]> {
+  /** One page of runs and the cursor of the next (see engine/run-listing.ts). Reads no journal. */
+  async list(query: listing.RunListQuery = {}): Promise<listing.RunListPage> {
     await this.ready();
-    return Promise.all((await this.store.listRuns(filter)).map((r) => this.view(r)));
+    return listing.listRunPage(this.store, query, (r) => this.view(r));
   }
 
-  /** How many runs match `filter` (`list` returns at most its limit of them). */
-  async count(filter: { status?: RunStatus[]; definition?: string } = {}): Promise<number> {
+  /** How many runs match `filter` (the filters of `list`); counts every match, so its cost grows with them. */
+  async count(filter: listing.RunListFilter = {}): Promise<number> {
     await this.ready();
     return this.store.countRuns(filter);
+  }
+
+  /** Runs by status and open waits and holds by kind: grouped counts, never a row per run (`/metrics` reads them). */
+  async tally(): Promise<StoreTally> {
+    await this.ready();
+    return this.store.tally();
+  }
+
+  /** What a listing shows of each of these runs (a page's ids): last step, last event, open waits and holds. */
+  async activity(runIds: readonly string[]): Promise<listing.RunActivityView[]> {
+    await this.ready();
+    return listing.runActivity(this.store, runIds);
   }
 
   async journal(runId: string): Promise<StepView[]> {
     await this.ready();
     await admin.requireRun(this.store, runId);
     return (await this.store.journal(runId)).map(stepView);
+  }
+
+  /**
+   * A page of a run's journal in journal order, and how many entries it has. Hazard: the store
+   * reads the whole journal and the page is cut here, so a page costs the journal's size (the
+   * `RunReads` port has no paged journal read yet); only the page leaves this process.
+   */
+  /**
+   * A page of a run's journal in journal order. `step`: the page (of `limit` entries, at an
+   * offset that is a multiple of it) that holds that step, so a link to one step finds its page;
+   * it takes no `offset`. Hazard: the store reads the whole journal and the page is cut from it.
+   */
+  async journalPage(runId: string, page: { offset?: number; limit?: number; step?: string } = {}): Promise<{ steps: StepView[]; total: number; offset: number }> {
+    const limit = page.limit ?? JOURNAL_PAGE_DEFAULT;
+    if (page.step !== undefined && page.offset !== undefined) throw new SteadError("STEAD_BAD_OPTION", "give offset or step, not both", { fix: "pass step alone to get the page that holds it", field: "step" });
+    if (page.offset !== undefined && (!Number.isSafeInteger(page.offset) || page.offset < 0)) throw new SteadError("STEAD_BAD_OPTION", "offset must be a whole number from 0", { fix: "pass the index of the page's first entry", field: "offset" });
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > JOURNAL_PAGE_MAX) throw new SteadError("STEAD_BAD_OPTION", `limit must be a whole number from 1 to ${JOURNAL_PAGE_MAX}`, { fix: `pass a page size from 1 to ${JOURNAL_PAGE_MAX}`, field: "limit" });
+    await this.ready();
+    await admin.requireRun(this.store, runId);
+    const all = await this.store.journal(runId);
+    let offset = page.offset ?? 0;
+    if (page.step !== undefined) {
+      const at = all.findIndex((s) => s.stepId === page.step);
+      if (at < 0) throw new SteadError("STEAD_STEP_NOT_FOUND", `run ${runId} has no step ${JSON.stringify(page.step.slice(0, 200))}`, { fix: "name a step of the run's journal", runId, stepId: page.step.slice(0, 200) });
+      offset = at - (at % limit);
+    }
+    return { steps: all.slice(offset, offset + limit).map(stepView), total: all.length, offset };
+  }
+
+  /** Open waits across runs (an approvals inbox), newest first; see engine/open-waits.ts for the bound on runs looked at. */
+  async openWaits(filter: { kind?: WaitKind; limit?: number } = {}): Promise<OpenWaits> {
+    await this.ready();
+    return openWaits(this.store, filter);
   }
 
   async waits(runId: string): Promise<WaitView[]> {
@@ -329,10 +431,27 @@ export class Stead {
     return (await this.store.holds({ ...(filter.runId ? { runId: filter.runId } : {}), ...(filter.open === false ? {} : { status: "open" as const }) })).map(holdView);
   }
 
+  /**
+   * Events by number. Hazard: on Postgres, paging by `afterSeq` across runs can skip an event whose
+   * number was taken before a later one's but committed after it; follow with `eventsAfter`.
+   */
   async events(filter: { runId?: string; afterSeq?: number; limit?: number } = {}): Promise<EventView[]> {
     await this.ready();
     if (filter.runId) await admin.requireRun(this.store, filter.runId);
     return (await this.store.events(filter)).map(eventView);
+  }
+
+  /**
+   * The event stream from `position` (absent or null: from the start), of one run (`runId`),
+   * several (`runIds`) or the whole store: every event committed since, once each across reads,
+   * in commit order, never held back by a transaction still open. Read again from the returned
+   * position. A position this store did not give is refused with STEAD_BAD_POSITION.
+   */
+  async eventsAfter(position?: string | null, filter: { runId?: string; runIds?: readonly string[]; limit?: number } = {}): Promise<EventStreamPage> {
+    await this.ready();
+    if (filter.runId !== undefined) await admin.requireRun(this.store, filter.runId);
+    const page = await this.store.eventsAfter(position ?? null, filter);
+    return { events: page.events.map(eventView), position: page.position, positions: page.positions };
   }
 
   /** Approves what a run waits for. The same decision again succeeds (`already`); another is refused naming the first. */
@@ -423,6 +542,133 @@ export class Stead {
   async sessions(filter: { limit?: number; sessionId?: string } = {}): Promise<SessionView[]> {
     await this.ready();
     return (await this.store.listSessions(filter)).map(sessionView);
+  }
+
+  /** The run ids of a session's turns, oldest first; empty when there is no such session. */
+  async sessionRunIds(sessionId: string): Promise<string[]> {
+    await this.ready();
+    return (await sessionTurns(this.store, sessionId)).map((r) => r.id);
+  }
+
+  /** A session's latest turn (null when there is no such session): the definition and module it recorded. */
+  async lastTurn(sessionId: string): Promise<(RunInfo & { turn: number }) | null> {
+    await this.ready();
+    const last = (await sessionTurns(this.store, sessionId)).pop();
+    return last ? { ...(await this.view(last)), turn: last.turn ?? 0 } : null;
+  }
+
+  /** A session's transcript, rebuilt from its turns' journals with no agent code loaded (STEAD_SESSION_NOT_FOUND for none). */
+  async transcript(sessionId: string): Promise<SessionTranscript> {
+    await this.ready();
+    return readSessionTranscript(this.store, sessionId);
+  }
+
+  /** A session and its turns in order (runs with their turn number and how each ended); STEAD_SESSION_NOT_FOUND for none. */
+  async sessionWithTurns(sessionId: string): Promise<{ session: SessionView; turns: TurnView[] }> {
+    await this.ready();
+    const [summary] = await this.store.listSessions({ sessionId, limit: 1 });
+    if (!summary) throw new SteadError("STEAD_SESSION_NOT_FOUND", `no session ${idExcerpt(sessionId)}`, { session: sessionId, fix: "list sessions with `stead sessions`" });
+    return { session: sessionView(summary), turns: await turnViews(this, sessionId) };
+  }
+
+  /**
+   * Queues `input` as the next turn of a session that exists, under the agent its last turn
+   * recorded, with no agent code loaded: what a skin that holds no definitions (the HTTP API,
+   * MCP) sends. A session with no turn yet is STEAD_SESSION_NOT_FOUND (start it with `session()`).
+   */
+  async sendToSession(sessionId: string, input: unknown, options: ControlOptions = {}): Promise<Replayable<{ runId: string; turn: number }>> {
+    return sendToSession(this, sessionId, input, options);
+  }
+
+  /** A run's workspace path and snapshots, oldest first. */
+  async snapshots(runId: string): Promise<RunSnapshots> {
+    await this.ready();
+    return runSnapshots(this.store, runId);
+  }
+
+  /** Writes a snapshot of a run's workspace (default: its latest step's) into an empty or new directory on this machine. */
+  async restore(runId: string, options: RestoreOptions = {}): Promise<Restored> {
+    await this.ready();
+    return restoreRunSnapshot(this.store, runId, options);
+  }
+
+  /**
+   * A snapshot of a run's workspace (default: its latest step's) as its files and their contents
+   * (UTF-8 text, else base64, within a byte budget), written nowhere: a restore for a caller on
+   * another machine.
+   */
+  async snapshotFiles(runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
+    await this.ready();
+    return readRunSnapshot(this.store, runId, options);
+  }
+
+  /**
+   * A snapshot of a run's workspace (default: its latest step's) entry by entry (directories,
+   * files, links; relative paths), each file's content read only when `read` is called: for a
+   * caller that streams it (a tarball).
+   */
+  async snapshotEntries(runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
+    await this.ready();
+    return runSnapshotEntries(this.store, runId, choice);
+  }
+
+  /** One file of a snapshot of a run's workspace, its bytes whole (STEAD_FILE_NOT_FOUND when the path is no file of it). */
+  async snapshotFile(runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
+    await this.ready();
+    return runSnapshotFile(this.store, runId, path, choice);
+  }
+
+  /** Files added, changed and removed between the workspace snapshots of two steps of a run. */
+  async diff(runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
+    await this.ready();
+    return diffRunSnapshots(this.store, runId, stepA, stepB);
+  }
+
+  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots). */
+  async gc(options: GcOptions = {}): Promise<GcResult> {
+    await this.ready();
+    return gcWorkspaces(this.store, options);
+  }
+
+  /** Where the store is, as people read it: a file path, or a URL without its password. */
+  get location(): string {
+    return this.store.location;
+  }
+
+  /** The store's location, dialect and schema version. */
+  async storeInfo(): Promise<StoreInfo> {
+    await this.ready();
+    return this.store.check();
+  }
+
+  /**
+   * The store as it answers now (reached anew, not remembered from the first call) with the
+   * schema this code writes: what a server's /readyz reports. Refused: a store that cannot be
+   * reached, or whose schema is older (STEAD_STORE_TOO_OLD: it was replaced since it was opened)
+   * or newer than this code's.
+   */
+  async readiness(): Promise<StoreInfo> {
+    await this.ready();
+    const info = await this.store.check();
+    if (info.schemaVersion < SCHEMA_VERSION) {
+      throw new SteadError("STEAD_STORE_TOO_OLD", `the store ${info.location} has schema version ${info.schemaVersion}; this Stead writes ${SCHEMA_VERSION}`, { fix: "run `stead migrate` on it, or restart the server, which migrates it" });
+    }
+    return info;
+  }
+
+  /**
+   * Writes every row of the store to `out` as a dump (`out` is not ended). Refused while a worker
+   * holds a live lease; a lease whose process is known to be gone (same host) does not count.
+   */
+  async exportDump(out: Writable, options: Pick<ExportOptions, "allowLive" | "pageRows"> = {}): Promise<ExportSummary> {
+    await this.ready();
+    return exportStore(this.store, out, { ownerIsDead, ...options });
+  }
+
+  /** Loads a dump into this store, which must hold no rows, and verifies every table against it. */
+  async importDump(dump: VerifiedDump | DumpInput): Promise<ImportSummary> {
+    await this.ready();
+    return importStore(this.store, dump);
   }
 
   /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */

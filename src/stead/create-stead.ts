@@ -1,5 +1,5 @@
-import { TOOL_DECISIONS } from "./agent/tool-decisions.js";
-import { Stead, type SteadOptions } from "./engine/stead.js";
+import { TOOL_DECISIONS } from "../agent/tool-decisions.js";
+import { Stead, type SteadOptions } from "./stead.js";
 
 /**
  * A Stead instance: the composition root. It lives above engine/ and agent/ because it joins

@@ -1,0 +1,145 @@
+/**
+ * Live event streams: N subscribers on one run's SSE stream (`stead serve` as a child process over
+ * an SQLite store) while a worker in this process executes the run. Every subscriber must receive
+ * every event of the run, in order, once; the figures are the time from the run's first event to
+ * the last subscriber's last event with 1,000 subscribers against the same with 1 (same run, same
+ * machine, back to back), and the server's resident memory growth per connected subscriber.
+ */
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { stead as lib } from "./lib.js";
+import { fmt, median, printTable, type Row } from "./report.js";
+import { serveCli, type ServedCli } from "./serve-cli.js";
+import { inScratch } from "./temp-dir.js";
+
+const MANY = 1000;
+const STEPS = 100;
+const ROUNDS = 3;
+
+const chatty = lib.workflow("bench-streams", async (ctx, input: { steps: number }) => {
+  for (let i = 0; i < input.steps; i++) await ctx.step(`s-${i}`, () => ({ i }));
+  return { steps: input.steps };
+});
+
+
+/** The process's resident set, from /proc (Linux); NaN elsewhere. */
+function rssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m?.[1] ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** One subscriber: the run's events as the stream delivered them, and when its last one came. */
+interface Subscription {
+  readonly seqs: number[];
+  lastAt: number;
+  readonly open: Promise<void>;
+  readonly done: Promise<void>;
+  close(): void;
+}
+
+function subscribe(base: URL, runId: string): Subscription {
+  const seqs: number[] = [];
+  let buffered = "";
+  const sub: { seqs: number[]; lastAt: number } = { seqs, lastAt: 0 };
+  let opened!: () => void;
+  let finished!: () => void;
+  let failed!: (e: Error) => void;
+  const open = new Promise<void>((r) => (opened = r));
+  const done = new Promise<void>((r, f) => {
+    finished = r;
+    failed = f;
+  });
+  const req = request(new URL(`/api/v1/runs/${runId}/stream`, base), { headers: { accept: "text/event-stream" } }, (res) => {
+    if (res.statusCode !== 200) return failed(new Error(`stream answered ${String(res.statusCode)}`));
+    opened();
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => {
+      buffered += chunk;
+      let end: number;
+      while ((end = buffered.indexOf("\n\n")) >= 0) {
+        const message = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        const data = message.split("\n").find((l) => l.startsWith("data: "));
+        if (!data) continue;
+        const event = JSON.parse(data.slice(6)) as { seq: number; type: string };
+        seqs.push(event.seq);
+        sub.lastAt = performance.now();
+        if (event.type === "run.completed") finished();
+      }
+    });
+    res.on("error", (e) => failed(e));
+  });
+  req.on("error", (e) => failed(e));
+  req.end();
+  return Object.assign(sub, { open, done, close: () => req.destroy() });
+}
+
+interface RoundResult {
+  readonly deliveryMs: number;
+  readonly rssPerSubscriber: number;
+}
+
+/** One run of STEPS steps executed while `n` subscribers follow its stream; checks every delivery. */
+async function round(dir: string, served: ServedCli, n: number, label: string): Promise<RoundResult> {
+  const stead = lib.createStead({ store: join(dir, "stead.db") });
+  try {
+    const { id } = await stead.start(chatty, { steps: STEPS }, { id: `streams-${label}` });
+    const pid = served.child.pid ?? 0;
+    const rssBefore = rssBytes(pid);
+    const subs = Array.from({ length: n }, () => subscribe(new URL(served.url), id));
+    await Promise.all(subs.map((s) => s.open));
+    await new Promise((r) => setTimeout(r, 200));
+    const rssConnected = rssBytes(pid);
+    const worker = stead.worker({ definitions: [chatty], concurrency: 1 });
+    const t0 = performance.now();
+    worker.start();
+    await Promise.all(subs.map((s) => s.done));
+    const deliveredAt = Math.max(...subs.map((s) => s.lastAt));
+    await worker.stop();
+    const expected = (await stead.events({ runId: id })).map((e) => e.seq);
+    for (const [i, s] of subs.entries()) {
+      if (s.seqs.join(",") !== expected.join(",")) throw new Error(`subscriber ${i} of ${n} saw ${s.seqs.length} events, not the run's ${expected.length} in order`);
+    }
+    for (const s of subs) s.close();
+    return { deliveryMs: deliveredAt - t0, rssPerSubscriber: (rssConnected - rssBefore) / n };
+  } finally {
+    await stead.close();
+  }
+}
+
+export async function streamsSuite(): Promise<void> {
+  console.log(`Live event streams (SQLite store; stead serve in its own process; one run of ${STEPS} steps; ${MANY} subscribers against 1, ${ROUNDS} pairs)\n`);
+  await inScratch("streams", async (dir) => {
+    await lib.createStead({ store: join(dir, "stead.db") }).close();
+    const served = await serveCli(join(dir, "stead.db"));
+    try {
+      const ratios: number[] = [];
+      const perSub: number[] = [];
+      const single: number[] = [];
+      const many: number[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const one = await round(dir, served, 1, `one-${r}`);
+        const lots = await round(dir, served, MANY, `many-${r}`);
+        single.push(one.deliveryMs);
+        many.push(lots.deliveryMs);
+        ratios.push(lots.deliveryMs / one.deliveryMs);
+        perSub.push(lots.rssPerSubscriber);
+      }
+      console.log(`run start to the last subscriber's run.completed: 1 subscriber ${single.map((x) => fmt(x)).join(" / ")} ms; ${MANY} subscribers ${many.map((x) => fmt(x)).join(" / ")} ms\n`);
+      const rows: Row[] = [
+        { name: `${MANY} subscribers on one run: every one got every event, in order, once`, value: "yes", target: "yes", pass: true },
+        { name: `  delivery time, ${MANY} subscribers / 1`, value: `${fmt(median(ratios), 2)}x`, target: "", pass: null },
+        { name: "  server memory growth per connected subscriber", value: Number.isNaN(median(perSub)) ? "n/a (no /proc)" : `${fmt(median(perSub) / 1024, 1)} KiB`, target: "", pass: null },
+      ];
+      printTable(rows);
+    } finally {
+      served.child.kill("SIGTERM");
+      await new Promise((r) => served.child.once("exit", r));
+    }
+  });
+}

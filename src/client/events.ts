@@ -1,0 +1,126 @@
+/**
+ * A live event stream as an async iterator: SSE read with fetch (the token in the Authorization
+ * header, never in the URL), reconnecting by itself with backoff and resuming after the last
+ * event it yielded (`Last-Event-ID`), so the caller sees every event once, in order, across
+ * reconnects and server restarts. It ends only when the caller stops (break, or the signal).
+ *
+ * A refusal (a 4xx: unknown run, bad token, bad position) is thrown, not retried; no answer, a 5xx
+ * or a stream that ends is retried.
+ */
+import { refusal, SteadClientError } from "./errors.js";
+import { SseParser } from "./sse.js";
+import type { StreamedEvent } from "./types.js";
+
+export interface StreamOptions {
+  /** Start after this position (an event's `position`); absent: from the stream's first event. */
+  after?: string;
+  /** Stops the iterator (it then returns). */
+  signal?: AbortSignal;
+  /** The first reconnection delay, doubled on each failure in a row up to `maxRetryMs`; a server's `retry:` replaces it. Default 500 ms. */
+  retryMs?: number;
+  /** Default 10 s. */
+  maxRetryMs?: number;
+  /**
+   * Told when the stream is answered (`open`) and when it is lost and being retried (`lost`), so
+   * a page can say a connection dropped. Called once per change.
+   */
+  onConnection?: (state: "open" | "lost") => void;
+}
+
+export interface StreamTarget {
+  /** The stream's URL (no query). */
+  url: string;
+  headers: Record<string, string>;
+  fetch: typeof fetch;
+}
+
+/** Statuses worth trying again: the request may succeed later unchanged. */
+const RETRIED = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+export async function* streamEvents(target: StreamTarget, options: StreamOptions = {}): AsyncGenerator<StreamedEvent, void, undefined> {
+  let last = options.after;
+  let delay = options.retryMs ?? 500;
+  const max = options.maxRetryMs ?? 10_000;
+  let failures = 0;
+  let told: "open" | "lost" | undefined;
+  const tell = (state: "open" | "lost") => {
+    if (told === state || options.signal?.aborted) return;
+    told = state;
+    options.onConnection?.(state);
+  };
+  while (!options.signal?.aborted) {
+    const abort = new AbortController();
+    const stop = () => abort.abort();
+    options.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      const headers: Record<string, string> = { ...target.headers, accept: "text/event-stream" };
+      if (last !== undefined) headers["last-event-id"] = last;
+      let res: Response;
+      try {
+        res = await target.fetch(target.url, { headers, signal: abort.signal });
+      } catch {
+        if (options.signal?.aborted) return;
+        tell("lost");
+        failures++;
+        await sleep(backoff(delay, failures, max), options.signal);
+        continue;
+      }
+      if (!res.ok) {
+        if (!RETRIED.has(res.status)) throw await refusal(res);
+        await res.body?.cancel().catch(() => undefined);
+        tell("lost");
+        failures++;
+        await sleep(backoff(delay, failures, max), options.signal);
+        continue;
+      }
+      if (!res.body) throw new SteadClientError("STEAD_CLIENT_BAD_RESPONSE", res.status, "the stream's response has no body", "check the client's url points at a Stead server");
+      tell("open");
+      const parser = new SseParser();
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            chunk = await reader.read();
+          } catch {
+            break;
+          }
+          if (chunk.done) break;
+          for (const m of parser.push(chunk.value as Uint8Array)) {
+            if (m.event !== "message" || m.id === "") continue;
+            const event = JSON.parse(m.data) as Omit<StreamedEvent, "position">;
+            last = m.id;
+            failures = 0;
+            yield { ...event, position: m.id };
+          }
+          if (parser.retryMs !== undefined) delay = parser.retryMs;
+        }
+      } finally {
+        reader.releaseLock();
+      }
+      if (options.signal?.aborted) return;
+      tell("lost");
+      failures++;
+      // The first reconnect after a stream that ran is at the server's delay; then backoff.
+      await sleep(backoff(delay, failures, max), options.signal);
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
+      abort.abort();
+    }
+  }
+}
+
+const backoff = (base: number, failures: number, max: number): number => Math.min(max, base * 2 ** Math.max(0, failures - 1));
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

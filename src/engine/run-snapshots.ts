@@ -1,0 +1,124 @@
+/**
+ * A run's workspace as the control API reads it: its snapshots, one restored into a directory,
+ * the files that differ between two steps. Each call first checks the run exists.
+ */
+import { resolve } from "node:path";
+import { SteadError } from "../errors.js";
+import type { SnapshotRow, Store } from "../store/types.js";
+import { checkFilePath, checkReadOptions, checkRestoreTarget, decodeNotes, snapshotEntries, type SnapshotEntries, type SnapshotEntry, diffSnapshots, findSnapshot, readSnapshotFiles, restoreSnapshot, type ReadFilesOptions, type SnapshotFile, type StoredNotes, type TreeDiff } from "../workspace/index.js";
+import { requireRun } from "./control/common.js";
+
+/** A snapshot with its notes and checkpoint metadata parsed. */
+export type SnapshotView = Omit<SnapshotRow, "notes" | "checkpoint"> & { notes: StoredNotes; checkpoint: unknown };
+
+export interface RunSnapshots {
+  runId: string;
+  /** The directory the run works in, as given when it started; null without one. */
+  workspace: string | null;
+  /** Oldest first. */
+  snapshots: SnapshotView[];
+}
+
+export interface RestoreOptions {
+  /** The snapshot of this step (`start`: as the run found its workspace). */
+  step?: string;
+  /** The snapshot at this journal position (-1: the start snapshot). */
+  seq?: number;
+  /** The directory to write, missing or empty. Default: the run's own workspace path. */
+  to?: string;
+}
+
+export interface Restored {
+  runId: string;
+  snapshot: SnapshotView;
+  /** The directory written (absolute). */
+  target: string;
+  files: number;
+}
+
+function snapshotView(s: SnapshotRow): SnapshotView {
+  return { ...s, notes: decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) };
+}
+
+export async function runSnapshots(store: Store, runId: string): Promise<RunSnapshots> {
+  const run = await requireRun(store, runId);
+  return { runId, workspace: run.workspace, snapshots: (await store.snapshots(runId)).map(snapshotView) };
+}
+
+/** Writes a snapshot of the run's workspace (default: its latest step's) into an empty or new directory. */
+export async function restoreRunSnapshot(store: Store, runId: string, options: RestoreOptions = {}): Promise<Restored> {
+  const run = await requireRun(store, runId);
+  const snapshot = await findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
+  const target = options.to ?? run.workspace;
+  if (target === null) {
+    throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
+  }
+  checkRestoreTarget(resolve(target));
+  const r = await restoreSnapshot(store, snapshot, target);
+  return { runId, snapshot: snapshotView(snapshot), target: r.target, files: r.files };
+}
+
+export interface SnapshotFilesOptions extends ReadFilesOptions {
+  /** The snapshot of this step (`start`: as the run found its workspace). */
+  step?: string;
+  /** The snapshot at this journal position (-1: the start snapshot). */
+  seq?: number;
+}
+
+export interface SnapshotFiles {
+  runId: string;
+  snapshot: SnapshotView;
+  /** Files and links, in path order. */
+  files: SnapshotFile[];
+  /** Files listed without their content because it would pass the byte budget. */
+  omitted: number;
+}
+
+/** A snapshot of the run's workspace (default: its latest step's) as files and contents, written nowhere. */
+export async function readRunSnapshot(store: Store, runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
+  checkReadOptions(options);
+  await requireRun(store, runId);
+  const snapshot = await findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
+  const r = await readSnapshotFiles(store, snapshot, options);
+  return { runId, snapshot: snapshotView(snapshot), files: r.files, omitted: r.omitted };
+}
+
+/** Files added, changed and removed between the step snapshots of `stepA` and `stepB` (`start`: as the run found its workspace). */
+export async function diffRunSnapshots(store: Store, runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
+  await requireRun(store, runId);
+  const a = await findSnapshot(store, runId, { step: stepA });
+  const b = await findSnapshot(store, runId, { step: stepB });
+  return diffSnapshots(store, a, b);
+}
+
+export type RunSnapshotEntries = SnapshotEntries & { runId: string; snapshot: SnapshotView };
+
+/** A snapshot of the run's workspace (default: its latest step's) entry by entry, each file's content read when asked for. */
+export async function runSnapshotEntries(store: Store, runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
+  await requireRun(store, runId);
+  const snapshot = await findSnapshot(store, runId, choice);
+  return { runId, snapshot: snapshotView(snapshot), ...(await snapshotEntries(store, snapshot)) };
+}
+
+export interface RunSnapshotFile {
+  runId: string;
+  snapshot: SnapshotView;
+  file: Extract<SnapshotEntry, { kind: "file" }>;
+  content: Buffer;
+}
+
+/** One file of a snapshot, its bytes whole. A path that is no file of it (missing, a directory, a link) is STEAD_FILE_NOT_FOUND. */
+export async function runSnapshotFile(store: Store, runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
+  checkFilePath(path);
+  const all = await runSnapshotEntries(store, runId, choice);
+  const e = all.entries.find((x) => x.path === path);
+  if (e?.kind !== "file") {
+    const what = e === undefined ? "no file" : e.kind === "dir" ? "a directory, not a file," : "a link, not a file,";
+    throw new SteadError("STEAD_FILE_NOT_FOUND", `the snapshot of run ${runId} at ${all.snapshot.stepId ?? "start"} has ${what} at ${JSON.stringify(path.slice(0, 200))}`, {
+      runId,
+      fix: "name one of the snapshot's files (its tree lists them)",
+      field: "path",
+    });
+  }
+  return { runId, snapshot: all.snapshot, file: e, content: await all.read(e) };
+}

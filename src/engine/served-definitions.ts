@@ -1,0 +1,121 @@
+/**
+ * Definitions as the control API reports them, from the store alone (no user code is loaded):
+ * what workers announced, which of them are alive now, and since when.
+ */
+import type { DefinitionRecord, Store } from "../store/types.js";
+
+/** A live worker serving a definition. */
+export interface ServingWorker {
+  workerId: string;
+  host: string;
+  pid: number;
+  fingerprint: string;
+  /** When it announced the definition (its start, or its last change of identity). */
+  since: number;
+  lastSeenAt: number;
+}
+
+/** One fingerprint of a definition some worker announced. */
+export interface DefinitionVersion {
+  fingerprint: string;
+  kind: string;
+  module: string | null;
+  /** Its input's JSON Schema; null when it declares none (or the stored text is not JSON). */
+  inputSchema: Record<string, unknown> | null;
+  firstAnnouncedAt: number;
+  lastSeenAt: number;
+  /** The live workers serving this fingerprint. */
+  workers: ServingWorker[];
+}
+
+export interface DefinitionView {
+  name: string;
+  kind: string;
+  /** Whether any live worker serves it now. A run started while none does waits for one. */
+  served: boolean;
+  /** The live workers serving it, under any fingerprint, the longest serving first. */
+  workers: ServingWorker[];
+  /** When the longest-serving live worker announced it; null when none serves it. */
+  since: number | null;
+  /** The fingerprints live workers serve, the most recently seen first; when none does, the last one announced. */
+  fingerprints: string[];
+  /** The input schema of the first of `fingerprints` (a start by name is checked against each of theirs). */
+  inputSchema: Record<string, unknown> | null;
+  /** The module of the first of `fingerprints`, as a path on the machine of the worker that announced it. */
+  module: string | null;
+  firstAnnouncedAt: number;
+  lastSeenAt: number;
+  /** Every fingerprint on record, the most recently seen first. */
+  versions: DefinitionVersion[];
+}
+
+/** The catalog's JSON Schema text as an object; null for none, or for text that is not a JSON object. */
+export function parseSchema(text: string | null): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function version(r: DefinitionRecord): DefinitionVersion {
+  return {
+    fingerprint: r.fingerprint,
+    kind: r.kind,
+    module: r.module,
+    inputSchema: parseSchema(r.inputSchema),
+    firstAnnouncedAt: r.firstAnnouncedAt,
+    lastSeenAt: r.lastSeenAt,
+    workers: r.workers.filter((w) => w.alive).map((w) => ({ workerId: w.workerId, host: w.host, pid: w.pid, fingerprint: w.fingerprint, since: w.announcedAt, lastSeenAt: w.seenAt })),
+  };
+}
+
+/**
+ * The records of one name (the most recently seen first, as the store returns them): the
+ * fingerprints a start of it must satisfy. Those live workers serve, or, with none alive, the
+ * last one announced (the run waits for a worker, most likely of that code).
+ */
+export function currentRecords(records: readonly DefinitionRecord[]): DefinitionRecord[] {
+  const live = records.filter((r) => r.workers.some((w) => w.alive));
+  const last = records[0];
+  return live.length > 0 ? live : last ? [last] : [];
+}
+
+/** Groups the store's records (ordered by name, then most recently seen) into one view per name. */
+export function definitionViews(records: readonly DefinitionRecord[]): DefinitionView[] {
+  const byName = new Map<string, DefinitionRecord[]>();
+  for (const r of records) {
+    const list = byName.get(r.name);
+    if (list) list.push(r);
+    else byName.set(r.name, [r]);
+  }
+  const out: DefinitionView[] = [];
+  for (const [name, list] of byName) {
+    const versions = list.map(version);
+    const current = currentRecords(list).map(version);
+    const head = current[0];
+    if (!head) continue;
+    const workers = current.flatMap((v) => v.workers).sort((a, b) => a.since - b.since || (a.workerId < b.workerId ? -1 : 1));
+    out.push({
+      name,
+      kind: head.kind,
+      served: workers.length > 0,
+      workers,
+      since: workers[0]?.since ?? null,
+      fingerprints: current.map((v) => v.fingerprint),
+      inputSchema: head.inputSchema,
+      module: head.module,
+      firstAnnouncedAt: Math.min(...versions.map((v) => v.firstAnnouncedAt)),
+      lastSeenAt: Math.max(...versions.map((v) => v.lastSeenAt)),
+      versions,
+    });
+  }
+  return out;
+}
+
+/** Every definition on record (or the one named), by name. */
+export async function listDefinitions(store: Store, filter: { name?: string } = {}): Promise<DefinitionView[]> {
+  return definitionViews(await store.listDefinitions(filter, Date.now()));
+}

@@ -1,0 +1,26 @@
+/**
+ * The run listing: one page of runs, computed in the store, and the cursor of the next. Each run
+ * carries its `lastStep` and `lastEventAt` (a few rows per run of the page, never a journal).
+ */
+import { asQueryRefusal, runListing } from "../listing-query.js";
+import { route } from "../route-table.js";
+
+export const RUN_LISTING = [
+  route({
+    method: "GET",
+    path: "/runs",
+    summary: "A page of runs (newest created first by default), filtered by status, definition, session, parent, time ranges and id prefix; nextCursor continues it",
+    tag: "runs",
+    action: "runs.read",
+    query: runListing,
+    handle: async ({ stead, query }) => {
+      try {
+        const page = await stead.list(query);
+        const activity = new Map((await stead.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
+        return { ...page, runs: page.runs.map((r) => ({ ...r, lastStep: activity.get(r.id)?.lastStep ?? null, lastEventAt: activity.get(r.id)?.lastEventAt ?? null })) };
+      } catch (e) {
+        throw asQueryRefusal(e);
+      }
+    },
+  }),
+];
