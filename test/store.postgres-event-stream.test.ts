@@ -27,6 +27,9 @@ const WRITABLE = RUNS.filter((r) => r !== SLOW_RUN);
 const RAW_WRITERS = 6;
 const STORE_WRITERS = 2;
 const TRANSACTIONS = 30;
+const LOCK_TIMEOUT_MS = 20_000;
+/** Bound on the writers together (a few seconds on an idle machine); past it, what each connection waits on is reported. */
+const WRITERS_TIMEOUT_MS = 90_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)] as T;
@@ -129,7 +132,11 @@ function follow(f: Follower, isOpen: () => boolean, stopped: () => boolean): { f
 
 async function rawWriter(url: string, w: number, txs: Tx[]): Promise<void> {
   const c = new pg.Client({ connectionString: url });
+  // A dropped connection is reported by the query it fails, not as an uncaught 'error' event.
+  c.on("error", () => undefined);
   await c.connect();
+  // A lock wait that never ends fails the writer, naming it, instead of hanging the set-up.
+  await c.query(`SET lock_timeout = '${LOCK_TIMEOUT_MS}ms'`);
   try {
     for (let t = 0; t < TRANSACTIONS; t++) {
       const tx: Tx = { began: performance.now(), ended: 0, committed: false, tags: [] };
@@ -169,6 +176,34 @@ async function storeWriter(store: Store, w: number, txs: Tx[]): Promise<void> {
     tx.ended = performance.now();
     txs.push(tx);
     await sleep(Math.random() * 4);
+  }
+}
+
+/** What every other connection to this database is doing: a hung set-up's explanation. */
+async function activity(c: pg.Client): Promise<string> {
+  const rows = (
+    await c.query<{ pid: number; state: string | null; wait: string | null; xact_s: string | null; query: string }>(
+      `SELECT pid, state, wait_event_type || ':' || wait_event AS wait, extract(epoch FROM now() - xact_start)::int::text AS xact_s, left(query, 120) AS query
+       FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY pid`,
+    )
+  ).rows;
+  return rows.map((r) => `pid ${r.pid} ${r.state ?? "?"} wait=${r.wait ?? "-"} xact=${r.xact_s ?? "-"}s: ${r.query}`).join("\n");
+}
+
+async function withinOrExplain<T>(work: Promise<T>, ms: number, explain: () => Promise<string>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void explain().then(
+        (why) => reject(new Error(`the writers did not finish within ${ms} ms; connections:\n${why}`)),
+        (e: unknown) => reject(new Error(`the writers did not finish within ${ms} ms (and pg_stat_activity could not be read: ${String(e)})`)),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -242,6 +277,12 @@ describe("Postgres event stream with concurrent writers", () => {
   let store: PostgresStore;
   const verdicts = new Map<string, Verdict>();
   let slowSeqs: number[] = [];
+  // Followers poll until told to stop. A set-up that fails or times out part-way (a hook timeout
+  // does not stop the hook's code) must still stop them and end its connections before the store
+  // closes, or their next poll rejects after the file has ended.
+  let stopped = false;
+  let following: Promise<void>[] = [];
+  const clients: pg.Client[] = [];
 
   beforeAll(async () => {
     db = await freshDatabase("event-stream");
@@ -249,13 +290,9 @@ describe("Postgres event stream with concurrent writers", () => {
     await store.migrate();
     for (const r of RUNS) await store.createRun(newRun(r), [{ type: "run.created" }]);
 
-    const clients: pg.Client[] = [];
-    // Followers poll until told to stop; a setup that fails part-way must still stop them before
-    // the store closes, or their next poll rejects after the file has ended.
-    let stopped = false;
-    let following: Promise<void>[] = [];
     const client = async () => {
       const c = new pg.Client({ connectionString: db.url });
+      c.on("error", () => undefined);
       await c.connect();
       clients.push(c);
       return c;
@@ -286,10 +323,14 @@ describe("Postgres event stream with concurrent writers", () => {
       };
 
       const txs: Tx[] = [];
-      await Promise.all([
-        ...Array.from({ length: RAW_WRITERS }, (_, w) => rawWriter(db.url, w, txs)),
-        ...Array.from({ length: STORE_WRITERS }, (_, w) => storeWriter(store, w, txs)),
-      ]);
+      await withinOrExplain(
+        Promise.all([
+          ...Array.from({ length: RAW_WRITERS }, (_, w) => rawWriter(db.url, w, txs)),
+          ...Array.from({ length: STORE_WRITERS }, (_, w) => storeWriter(store, w, txs)),
+        ]),
+        WRITERS_TIMEOUT_MS,
+        () => activity(idle),
+      );
       const writerTags = new Set(txs.filter((t) => t.committed).flatMap((t) => t.tags));
       await quiet(performance.now());
 
@@ -310,11 +351,13 @@ describe("Postgres event stream with concurrent writers", () => {
     } finally {
       stopped = true;
       await Promise.allSettled(following);
-      for (const c of clients) await c.end().catch(() => undefined);
     }
   }, 180_000);
 
   afterAll(async () => {
+    stopped = true;
+    await Promise.allSettled(following);
+    for (const c of clients) await c.end().catch(() => undefined);
     await store?.close();
     await db?.drop();
   });
