@@ -334,9 +334,11 @@ describe("Postgres event stream with concurrent writers", () => {
       const writerTags = new Set(txs.filter((t) => t.committed).flatMap((t) => t.tags));
       await quiet(performance.now());
 
+      // Cleared before the transactions end, not after: a poll whose reply arrives after COMMIT
+      // was sent may have read past them, and must not count as received while they were open.
+      longOpen = false;
       await slow.query("COMMIT");
       await idle.query("ROLLBACK");
-      longOpen = false;
       await quiet(performance.now());
       stopped = true;
       await Promise.all(followers.map((f) => f.done));
