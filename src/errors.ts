@@ -61,6 +61,12 @@ export const ERROR_CODES = {
     exit: "refused",
     http: 400,
   },
+  STEAD_BAD_BACKUP: {
+    when: "a backup given to restore fails its checks: SQLite's integrity check, or the row counts and digests recorded in it when it was taken (it was damaged or edited since), or it is a store `stead backup` did not write",
+    action: "restore from another backup; the target store was not touched",
+    exit: "refused",
+    http: 400,
+  },
   STEAD_SCHEMA_MISMATCH: {
     when: "a value is valid JSON but not the shape its receiver takes: a run's input that fails its definition's input schema (a workflow's declared `input`, the schema workers announced for a start by name, an agent's prompt), edited tool arguments that fail the tool's input schema",
     action: "send a value of the shape the message describes; each issue names its place as a JSON Pointer (the call or run is unchanged, nothing was written)",

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { registerAnswer } from "./commands/answer.js";
+import { registerBackup } from "./commands/backup.js";
 import { registerControl } from "./commands/control.js";
 import { registerDefinitions } from "./commands/definitions.js";
 import { registerInspect } from "./commands/inspect.js";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerControl(program);
   registerSessions(program);
   registerTransfer(program);
+  registerBackup(program);
   registerTokens(program);
   registerServe(program);
   registerMcp(program);

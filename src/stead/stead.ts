@@ -46,6 +46,7 @@ import { sessionTurns } from "../store/run-sets.js";
 import { readSessionTranscript, type SessionTranscript } from "../agent/session-transcript.js";
 import { exportStore, importStore, type DumpInput, type ExportOptions, type ExportSummary, type ImportSummary, type VerifiedDump } from "../store/transfer/index.js";
 import { Tokens } from "../engine/access/tokens.js";
+import { takeBackup, type BackupSummary, type CheckedBackup, type RestoreSummary } from "./backup.js";
 
 export type { ControlOptions };
 
@@ -663,6 +664,18 @@ export class Stead {
   async exportDump(out: Writable, options: Pick<ExportOptions, "allowLive" | "pageRows"> = {}): Promise<ExportSummary> {
     await this.ready();
     return exportStore(this.store, out, { ownerIsDead, ...options });
+  }
+
+  /** An online copy of this (SQLite) store in a new file, checked and carrying its own digests (see backup.ts). */
+  async backup(file: string): Promise<BackupSummary> {
+    await this.ready();
+    return takeBackup(this.store, file);
+  }
+
+  /** Loads a checked backup into this store, which must hold no rows, and verifies every table against it. */
+  async restoreBackup(backup: CheckedBackup): Promise<RestoreSummary> {
+    await this.ready();
+    return backup.restoreInto(this.store);
   }
 
   /** Loads a dump into this store, which must hold no rows, and verifies every table against it. */

@@ -14,6 +14,7 @@ export type { IdempotencyKeys } from "./ports/idempotency-keys.js";
 export type { DefinitionAnnouncements } from "./ports/definitions.js";
 export type { SnapshotsAndBlobs } from "./ports/snapshots-blobs.js";
 export type { StorageReserve, StorageRoom } from "./ports/storage-room.js";
+export type { BackupRecord, StoreBackups } from "./ports/backups.js";
 export type { TokenStore } from "./ports/tokens.js";
 export type { TransferRows } from "./ports/transfer-rows.js";
 export type { WorkerAttachment, WorkerPresence } from "./ports/worker-presence.js";

@@ -13,6 +13,8 @@ import { reportError, writeErr } from "../report-error.js";
 import { loadFile, pickWorkflow } from "../load.js";
 import { checkWorkerOptions, cliWorker, withWorkerOptions, workerDefinitions, workspacePolicyOption, type WorkerCliOptions } from "../worker-process.js";
 import { parseListen } from "../listen-address.js";
+import { clock } from "../format.js";
+import { backupSchedule, ScheduledBackups, type BackupScheduleOptions } from "../scheduled-backups.js";
 
 interface RunOptions {
   idempotencyKey?: string;
@@ -26,7 +28,7 @@ interface RunOptions {
   workspacePolicy?: string;
 }
 
-interface WorkerCommandOptions extends WorkerCliOptions {
+interface WorkerCommandOptions extends WorkerCliOptions, BackupScheduleOptions {
   connectTimeout?: string;
   metrics?: string;
 }
@@ -103,17 +105,27 @@ export function registerRun(program: Command): void {
   )
     .option("--connect-timeout <duration>", "give up (exit 7) if the store cannot be reached for this long at start (default: keep trying)")
     .option("--metrics <[host:]port>", "serve this worker's Prometheus metrics at http://host:port/metrics (host default 127.0.0.1; no tokens)")
+    .option("--backup-dir <dir>", "also take backups of the (SQLite) store into this directory, as `stead backup --to` does")
+    .option("--backup-every <duration>", "how often, with --backup-dir (default 24h)")
+    .option("--backup-keep <n>", "how many of the newest backups to keep there, with --backup-dir (default 7)")
     .action(
       act(async (files: string[], o: WorkerCommandOptions, cmd: Command) => {
         checkWorkerOptions(o);
         const connectTimeoutMs = o.connectTimeout === undefined ? undefined : parseDuration(o.connectTimeout, "--connect-timeout");
         const metricsAt = o.metrics === undefined ? undefined : parseListen(o.metrics, "--metrics");
+        const schedule = backupSchedule(o);
         const definitions = await workerDefinitions(files);
         // A store not reachable yet (Postgres starting or restarting) is waited for, each try printed.
         const onRetry = (e: SteadError, attempt: number, delayMs: number) =>
           writeErr(`stead: ${e.message}; trying again in ${formatDuration(delayMs)} (try ${attempt}${connectTimeoutMs === undefined ? "" : `, giving up after --connect-timeout ${formatDuration(connectTimeoutMs)}`})`);
         return withStead(cmd, true, async (stead) => {
+          if (schedule && (await stead.storeInfo()).dialect !== "sqlite") {
+            throw new SteadError("STEAD_BAD_OPTION", `--backup-dir backs up SQLite stores; ${stead.location} is a Postgres database`, {
+              fix: "drop --backup-dir and back the database up with its own tools (pg_dump, or base backups with WAL archiving)",
+            });
+          }
           const { worker: w, names, concurrency } = cliWorker(stead, definitions, o);
+          const backups = schedule && new ScheduledBackups(stead.location, schedule, { taken: (line) => print(`${clock(Date.now())}  ${line}`), failed: (line) => writeErr(`stead: ${line}`) });
           // Loaded only with --metrics: prom-client costs every other start a fifth of a second.
           const metricsServer = metricsAt ? await serveWorkerMetrics(w, metricsAt) : undefined;
           // The handlers stay installed until exit, so a second signal still exits at once.
@@ -122,6 +134,10 @@ export function registerRun(program: Command): void {
           w.start();
           print(`worker ${w.owner.workerId} started: ${names.join(", ")} (store ${stead.location}, concurrency ${concurrency})`);
           if (metricsServer) print(`metrics on ${metricsServer.url}/metrics`);
+          if (backups && schedule) {
+            backups.start();
+            print(`backups of the store every ${formatDuration(schedule.everyMs)} into ${schedule.dir}, keeping the newest ${schedule.keep}`);
+          }
           try {
             const signal = await Promise.race([stopped, fatal]);
             if (typeof signal === "object") {
@@ -135,6 +151,7 @@ export function registerRun(program: Command): void {
             print(`worker stopped${inFlight ? `; ${inFlight} run(s) handed back for any worker` : ""}`);
             return EXIT.ok;
           } finally {
+            await backups?.stop();
             await metricsServer?.close();
           }
         }, { connectTimeoutMs, onRetry });

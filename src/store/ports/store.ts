@@ -3,6 +3,7 @@
  * consumer that needs one concern takes that port alone. Implementations: `sqlite/` (embedded
  * default) and `postgres/`; each must pass the conformance suite (`conformance/`) unchanged.
  */
+import type { StoreBackups } from "./backups.js";
 import type { ClaimsAndLeases } from "./claims.js";
 import type { Commits } from "./commits.js";
 import type { DefinitionAnnouncements } from "./definitions.js";
@@ -31,4 +32,5 @@ export interface Store
     TransferRows,
     Partial<WorkerPresence>,
     Partial<Wakeups>,
-    Partial<StorageReserve> {}
+    Partial<StorageReserve>,
+    Partial<StoreBackups> {}

@@ -44,6 +44,8 @@ import type {
 } from "../types.js";
 import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
+import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
+import type { BackupRecord } from "../ports/backups.js";
 import { keyTaken, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { toAnnouncement, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as tokenSql from "../sql/tokens.js";
@@ -247,6 +249,19 @@ export class SqliteStore implements Store {
     // The reserve must fit again too, or the next full disk would find none.
     const reserve = this.reserveBytes > 0 && (this.maxPages !== undefined || !existsSync(this.reservePath)) ? this.reserveBytes : 0;
     return Promise.resolve({ ok: freeBytes >= needBytes + reserve, freeBytes, detail });
+  }
+
+  backupInto(file: string): Promise<void> {
+    vacuumInto(this.db, file);
+    return Promise.resolve();
+  }
+
+  integrityProblems(): Promise<string[]> {
+    return Promise.resolve(integrityProblems(this.db));
+  }
+
+  backupRecord(): Promise<BackupRecord | undefined> {
+    return Promise.resolve(readBackupRecord(this.db));
   }
 
   /** A failure to open or read the store: a permission problem says so, anything else is "not a store". */

@@ -5,7 +5,7 @@ export { importStore, VerifiedDump } from "./import.js";
 export type { DumpInput, ImportOptions, ImportSummary } from "./import.js";
 export { verifyStores } from "./verify.js";
 export type { StoreComparison } from "./verify.js";
-export { digestStore } from "./digest.js";
+export { digestDifferences, digestStore } from "./digest.js";
 export type { StoreDigest, TableDigest } from "./digest.js";
 export { DUMP_VERSION } from "./dump-format.js";
 export type { DumpHeader, DumpTrailer } from "./dump-format.js";

@@ -1,0 +1,176 @@
+/**
+ * Backups of an SQLite store: `stead backup --to FILE` and `--restore FILE`.
+ *
+ * A backup is a copy taken online in one step (the store's `backupInto`), checked before it gets
+ * its name: SQLite's integrity check passes on it, and its transfer tables' row counts and digests
+ * are recorded inside it. It is itself a Stead store, so it can be opened where it lies (`--store
+ * FILE`) on any machine; a restore checks it again and loads it into an empty store of either
+ * dialect through the same path `stead import` takes.
+ *
+ * Invariants: a backup never overwrites a file (the finished copy is linked into place, which
+ * fails if the name was taken meanwhile), and a copy that failed a check is removed, never named.
+ */
+import { constants, accessSync, existsSync, linkSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { PassThrough } from "node:stream";
+import { SteadError } from "../errors.js";
+import { SqliteStore, sealBackup } from "../store/sqlite/index.js";
+import { digestDifferences, digestStore, exportStore, importStore, VerifiedDump, type ImportSummary, type StoreDigest } from "../store/transfer/index.js";
+import { TRANSFER_TABLES, type BackupRecord, type Store } from "../store/types.js";
+
+export interface BackupSummary {
+  /** The backup's absolute path. */
+  file: string;
+  /** The store it copies, and that store's schema version. */
+  source: string;
+  schemaVersion: number;
+  bytes: number;
+  /** Row counts and digests of the copy's tables, as recorded inside it. */
+  tables: StoreDigest;
+}
+
+export interface RestoreSummary extends ImportSummary {
+  /** What the backup recorded about itself. */
+  backup: BackupRecord;
+}
+
+/** Copies `store` into a new file at `target`, checks the copy, and records its digests in it. */
+export async function takeBackup(store: Store, target: string): Promise<BackupSummary> {
+  if (!store.backupInto) {
+    throw new SteadError("STEAD_BAD_OPTION", `the store ${store.location} is a ${store.dialect} database: \`stead backup\` copies SQLite stores`, {
+      fix: "back a Postgres database up with its own tools (pg_dump, or base backups with WAL archiving), or copy it into another store with `stead export` and `stead import`",
+    });
+  }
+  const file = resolve(target);
+  if (file === resolve(store.location)) throw badTarget(file, "is the store itself");
+  checkTarget(file);
+  const info = await store.check();
+  const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+  rmSync(partial, { force: true });
+  try {
+    const takenAt = Date.now();
+    await store.backupInto(partial);
+    const tables = await withCopy(partial, async (copy) => {
+      const problems = await copy.integrityProblems();
+      if (problems.length > 0) throw badBackup(file, `failed SQLite's integrity check right after it was written (${problems.slice(0, 3).join("; ")})`, "take the backup again; if it fails again, check the disk the store is on");
+      return digestStore(copy);
+    });
+    sealBackup(partial, { source: store.location, takenAt, schemaVersion: info.schemaVersion, tables });
+    try {
+      linkSync(partial, file);
+    } catch (e) {
+      throw badTarget(file, `could not be created (${e instanceof Error ? e.message : String(e)})`);
+    }
+    return { file, source: store.location, schemaVersion: info.schemaVersion, bytes: statSync(file).size, tables };
+  } finally {
+    rmSync(partial, { force: true });
+  }
+}
+
+/**
+ * A backup file opened read-only and found sound: SQLite's integrity check passes and its rows
+ * match the digests recorded when it was taken. Checked before the target store is opened, so a
+ * bad backup creates or changes nothing.
+ */
+export class CheckedBackup {
+  private constructor(
+    readonly file: string,
+    readonly record: BackupRecord,
+    private readonly copy: SqliteStore,
+  ) {}
+
+  static async open(file: string): Promise<CheckedBackup> {
+    const path = resolve(file);
+    if (!existsSync(path) || !statSync(path).isFile()) {
+      throw new SteadError("STEAD_BAD_PATH", `no backup file at ${path}`, { fix: "pass the file `stead backup --to <file>` wrote" });
+    }
+    const copy = new SqliteStore({ path, readonly: true });
+    try {
+      return new CheckedBackup(path, await checkBackup(copy, path), copy);
+    } catch (e) {
+      await copy.close();
+      throw e;
+    }
+  }
+
+  /** Loads the backup into `target`, which must hold no rows, and verifies every table there against it. */
+  async restoreInto(target: Store): Promise<RestoreSummary> {
+    if (target.dialect === "sqlite" && resolve(target.location) === this.file) {
+      throw badBackup(this.file, "is the store to restore into", "restore into another store (--store), or open the backup where it lies with --store <file>");
+    }
+    const spool = new PassThrough();
+    // The dump is read (and checked) while it is written: a failed export ends it early, and
+    // VerifiedDump refuses a dump without its trailer.
+    const exported = exportStore(this.copy, spool, { allowLive: true }).then(
+      () => spool.end(),
+      (e: unknown) => {
+        spool.destroy(e instanceof Error ? e : new Error(String(e)));
+        throw e;
+      },
+    );
+    const [, dump] = await Promise.all([exported, VerifiedDump.from(spool, this.file)]);
+    try {
+      return { ...(await importStore(target, dump)), backup: this.record };
+    } finally {
+      await dump.dispose();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.copy.close();
+  }
+}
+
+/** The backup's own record, once the copy passes SQLite's integrity check and matches the digests it records. */
+async function checkBackup(copy: SqliteStore, path: string): Promise<BackupRecord> {
+  await copy.check();
+  const problems = await copy.integrityProblems();
+  if (problems.length > 0) throw badBackup(path, `is damaged: SQLite's integrity check found ${problems.slice(0, 3).join("; ")}`, "restore from another backup");
+  const record = await copy.backupRecord();
+  if (!record) {
+    throw badBackup(path, "is a Stead store but not a backup `stead backup` wrote (it records no digests to check it against)", "open it directly with --store, or copy it into another store with `stead export` and `stead import`");
+  }
+  const recorded = recordedDigest(record);
+  if (!recorded) throw badBackup(path, "has an unreadable record of its digests", "restore from another backup");
+  const changed = digestDifferences(recorded, await digestStore(copy), "the backup's record", "its rows");
+  if (changed.length > 0) throw badBackup(path, `does not match the digests recorded when it was taken (${changed.join("; ")}): it was changed since`, "restore from another backup");
+  return record;
+}
+
+function recordedDigest(record: BackupRecord): StoreDigest | undefined {
+  const tables = record.tables as Partial<StoreDigest> | undefined;
+  if (typeof tables !== "object" || tables === null) return undefined;
+  for (const t of TRANSFER_TABLES) {
+    const d = tables[t];
+    if (typeof d?.rows !== "number" || typeof d.sha256 !== "string") return undefined;
+  }
+  return tables as StoreDigest;
+}
+
+async function withCopy<T>(path: string, fn: (copy: SqliteStore) => Promise<T>): Promise<T> {
+  const copy = new SqliteStore({ path, readonly: true });
+  try {
+    return await fn(copy);
+  } finally {
+    await copy.close();
+  }
+}
+
+function checkTarget(file: string): void {
+  if (existsSync(file)) throw badTarget(file, "already exists: a backup never overwrites a file");
+  const dir = dirname(file);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw badTarget(file, `cannot be written: ${dir} is not a directory`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw badTarget(file, `cannot be written: ${dir} is not writable by this user`);
+  }
+}
+
+function badTarget(file: string, what: string): SteadError {
+  return new SteadError("STEAD_BAD_PATH", `the backup target ${file} ${what}`, { fix: "choose a new file name in a directory you can write to" });
+}
+
+function badBackup(file: string, what: string, fix: string): SteadError {
+  return new SteadError("STEAD_BAD_BACKUP", `the backup ${file} ${what}`, { fix });
+}
