@@ -3,13 +3,15 @@
  * ceiling, links, empty directories), change detection by stat, dedup, and gaps.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite/index.js";
 import type { BlobInfo, Store } from "../src/store/types.js";
 import { checkWorkspace, encodeCheckpoint, TreeLoader, WorkspaceTracker, type CaptureResult, type Tree } from "../src/workspace/index.js";
 import { walkFiles } from "../src/workspace/tree.js";
+import { decodeBlob } from "../src/workspace/blob-codec.js";
 import { openTempSqliteStore, tempDir } from "./helpers/temp-store.js";
 import { commitCapture, newRun, writeTree } from "./helpers/workspace.js";
 
@@ -83,6 +85,36 @@ describe("scan", () => {
     expect(JSON.parse(r.snapshot.notes ?? "null")).toEqual({ notes: r.notes });
     // Skipped files are not gaps: no gap event.
     expect(r.events).toEqual([]);
+  });
+
+  it("skips credentials files by their names, listing each, and keeps shareable templates; skipSecretFiles: false captures them", async () => {
+    const { store, path, root } = await setup();
+    const secret = "sk-live-0123456789abcdefghijklmnopqrstuv";
+    writeTree(root, {
+      ".env": `OPENAI_API_KEY=${secret}\n`,
+      ".env.production": `KEY=${secret}\n`,
+      ".env.example": "OPENAI_API_KEY=\n",
+      "deploy/id_ed25519": secret,
+      "certs/server.pem": secret,
+      ".npmrc": `//registry.npmjs.org/:_authToken=${secret}\n`,
+      "src/env.ts": "export const env = process.env;",
+    });
+    const r = ok(await (await WorkspaceTracker.open(store, "r1", root)).capture({ seq: 0, stepId: "s0", source: "step" }));
+    expect(paths(r.tree)).toEqual([".env.example", "src/env.ts"]);
+    expect(r.notes.map((n) => `${n.path} ${n.kind}`).sort()).toEqual([".env secret", ".env.production secret", ".npmrc secret", "certs/server.pem secret", "deploy/id_ed25519 secret"]);
+    await store.close();
+    // What the world sees: no blob holds the secret once inflated, nor does the store's file.
+    const db = new Database(path, { readonly: true });
+    const blobs = db.prepare("SELECT hash, data FROM blobs").all() as { hash: string; data: Buffer }[];
+    db.close();
+    expect(blobs.length).toBeGreaterThan(0);
+    expect(blobs.filter((b) => decodeBlob(b.hash, b.data).includes(secret))).toEqual([]);
+    for (const f of [path, `${path}-wal`]) if (existsSync(f)) expect(readFileSync(f).includes(secret)).toBe(false);
+
+    const again = await setup();
+    writeTree(again.root, { ".env": `K=${secret}\n` });
+    const all = ok(await (await WorkspaceTracker.open(again.store, "r1", again.root, { skipSecretFiles: false })).capture({ seq: 0, stepId: "s0", source: "step" }));
+    expect(paths(all.tree)).toEqual([".env"]);
   });
 });
 

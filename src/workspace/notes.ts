@@ -36,6 +36,7 @@ const KIND_LABEL: Record<NoteKind, string> = {
   "too-large": "skipped, too large",
   unsupported: "skipped, unsupported type",
   gap: "gap, could not be read",
+  secret: "skipped, may hold secrets",
 };
 
 /** What a note says about its path, for people: "skipped, too large (3000 bytes, over the 2048-byte ceiling)". */

@@ -25,6 +25,17 @@ export const DEFAULT_EXCLUDES: readonly string[] = [
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
+/**
+ * Files that by convention hold credentials: never captured unless `secretFiles: false`, and
+ * listed in the snapshot's notes as skipped (so a restore leaves them as they are on disk).
+ * `.env.example`, `.env.sample` and `.env.template` are kept: they are written to be shared.
+ */
+const SECRET_FILE = /^(?:\.env(?:\.(?!(?:example|sample|template)$)[^/]+)?|\.envrc|\.netrc|\.npmrc|\.pypirc|id_(?:rsa|dsa|ecdsa|ed25519)|[^/]+\.(?:pem|key|p12|pfx))$/;
+
+export function isSecretFile(name: string): boolean {
+  return SECRET_FILE.test(name);
+}
+
 export interface ScanOptions {
   /** Extra gitignore-style patterns, relative to the workspace root. */
   exclude?: readonly string[];
@@ -34,12 +45,15 @@ export interface ScanOptions {
   gitignore?: boolean;
   /** Files larger than this are skipped with a note (never silently). Default 10 MB. */
   maxFileBytes?: number;
+  /** Skip files that by convention hold credentials (`.env`, `.env.*`, `.npmrc`, `*.pem`, `id_rsa`…), with a note. Default true. */
+  skipSecretFiles?: boolean;
 }
 
 export interface ResolvedScanOptions {
   exclude: readonly string[];
   gitignore: boolean;
   maxFileBytes: number;
+  skipSecretFiles: boolean;
 }
 
 export function resolveScanOptions(o: ScanOptions = {}): ResolvedScanOptions {
@@ -47,5 +61,6 @@ export function resolveScanOptions(o: ScanOptions = {}): ResolvedScanOptions {
     exclude: [...((o.defaultExcludes ?? true) ? DEFAULT_EXCLUDES : []), ...(o.exclude ?? [])],
     gitignore: o.gitignore ?? true,
     maxFileBytes: o.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    skipSecretFiles: o.skipSecretFiles ?? true,
   };
 }

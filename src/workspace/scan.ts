@@ -17,10 +17,10 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, type Dire
 import { join } from "node:path";
 import { SteadError } from "../errors.js";
 import { IgnoreRules } from "./ignore-rules.js";
-import type { ResolvedScanOptions } from "./options.js";
+import { isSecretFile, type ResolvedScanOptions } from "./options.js";
 import { countFiles, EMPTY_TREE, encodeTree, sameContent, sameEntry, sha256, type Entry, type FileEntry, type Tree } from "./tree.js";
 
-export type NoteKind = "too-large" | "unsupported" | "gap";
+export type NoteKind = "too-large" | "unsupported" | "gap" | "secret";
 
 export interface ScanNote {
   /** Relative to the workspace root, "/"-separated. */
@@ -160,6 +160,10 @@ async function scanDir(
       if (before && before.kind !== "dir") state.changed++;
       entries.set(name, { kind: "dir", mode: st.mode & 0o7777, tree: sub });
     } else if (st.isFile()) {
+      if (input.options.skipSecretFiles && isSecretFile(name)) {
+        state.notes.push({ path, kind: "secret", detail: "a credentials file by its name; skipSecretFiles: false captures it" });
+        continue;
+      }
       if (st.size > input.options.maxFileBytes) {
         state.notes.push({ path, kind: "too-large", detail: `${st.size} bytes, over the ${input.options.maxFileBytes}-byte ceiling` });
         continue;

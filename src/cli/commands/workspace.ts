@@ -72,7 +72,7 @@ export function registerWorkspace(program: Command): void {
               list.map((s) => {
                 const notes = s.notes;
                 const gaps = notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.gap ?? 0);
-                const skipped = notes.notes.length - notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.["too-large"] ?? 0) + (notes.more?.unsupported ?? 0);
+                const skipped = notes.notes.length - notes.notes.filter((n) => n.kind === "gap").length + (notes.more?.["too-large"] ?? 0) + (notes.more?.unsupported ?? 0) + (notes.more?.secret ?? 0);
                 const label = [gaps ? `${gaps} gap${gaps > 1 ? "s" : ""}` : "", skipped ? `${skipped} skipped` : ""].filter(Boolean).join(", ") || "-";
                 return [String(s.seq), s.stepId ?? "-", s.source, String(s.filesChanged), String(s.files), formatBytes(s.bytes), label, age(s.createdAt)];
               }),
