@@ -184,6 +184,7 @@ export const ERROR_CODES = {
   STEAD_PROVIDER_REJECTED: { when: "a model provider refused the request (bad credentials, invalid request)", action: "fix the provider's configuration, then retry the run", exit: "refused", http: null },
   STEAD_TURN_INTERRUPTED: { when: "a session's turn was cut off by a crash and its agent's policy is `interrupt`", action: "send the input again as a new turn if it still matters", exit: "refused", http: null },
   STEAD_RESTORE_FAILED: { when: "a worker's restore hook failed for a run it was about to claim; the run was not claimed", action: "fix the hook (or what it restores); the run stays resumable", exit: "refused", http: null },
+  STEAD_SECRET_MISSING: { when: "a run asked `ctx.secret` for a name that neither the worker's environment nor the instance's `secretSource` has", action: "set it where the worker runs, then `stead retry <run>`", exit: "refused", http: null },
   STEAD_TIMEOUT: { when: "a run did not reach the state waited for within the time given", action: "wait longer, or see why with `stead why <run>`", exit: "refused", http: 504 },
 
   // The store.

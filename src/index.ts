@@ -9,6 +9,7 @@
 export { createStead } from "./stead/create-stead.js";
 export { Stead } from "./stead/stead.js";
 export type { SteadOptions, StartOptions, FollowOptions } from "./stead/stead.js";
+export type { RedactionOptions } from "./redactor.js";
 export { workflow, isDefinition } from "./engine/definition.js";
 export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
 export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision, Recovery, DeclaredInput, InputIssue } from "./engine/context-types.js";

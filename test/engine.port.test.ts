@@ -11,7 +11,7 @@ const h = steadHarness();
 afterEach(() => h.cleanup());
 
 /** Every member of WorkflowContext: the whole of what a user's ctx may carry. */
-const PUBLIC_MEMBERS = ["agent", "approval", "child", "idempotencyKey", "now", "random", "runId", "signal", "sleep", "step"];
+const PUBLIC_MEMBERS = ["agent", "approval", "child", "idempotencyKey", "now", "random", "runId", "secret", "signal", "sleep", "step"];
 
 const echo = agent("port-echo", { model: scriptedModel({ respond: () => ({ text: "echoed" }) }) });
 

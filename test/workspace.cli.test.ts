@@ -170,7 +170,7 @@ describe("restore --to: directory and file modes", () => {
     d = tempDir("stead-ws-modes-");
     db2 = join(d, "s.db");
     const src = join(d, "src-repo");
-    writeTree(src, { "run.sh": { content: "#!/bin/sh\n", mode: 0o755 }, "secret.key": { content: "k", mode: 0o600 }, "lib/a.txt": { content: "a", mode: 0o644 } });
+    writeTree(src, { "run.sh": { content: "#!/bin/sh\n", mode: 0o755 }, "private.txt": { content: "k", mode: 0o600 }, "lib/a.txt": { content: "a", mode: 0o644 } });
     chmodSync(join(src, "lib"), 0o711);
     const s = new SqliteStore({ path: db2 });
     await s.migrate();
@@ -194,7 +194,7 @@ describe("restore --to: directory and file modes", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect([mode(join(d, `new-${umask}`)), mode(join(d, `new-${umask}`, "deeper")), mode(to)]).toEqual([want, want, want]);
-    expect([mode(join(to, "lib")), mode(join(to, "run.sh")), mode(join(to, "secret.key")), mode(join(to, "lib", "a.txt"))]).toEqual(["711", "755", "600", "644"]);
+    expect([mode(join(to, "lib")), mode(join(to, "run.sh")), mode(join(to, "private.txt")), mode(join(to, "lib", "a.txt"))]).toEqual(["711", "755", "600", "644"]);
   });
 
   it("an existing empty target directory keeps its own mode", async () => {

@@ -39,7 +39,7 @@ async function setup() {
 const SPEC: Spec = {
   "README.md": "# hello\n",
   "bin/run.sh": { content: "#!/bin/sh\necho hi\n", mode: 0o755 },
-  "secret.key": { content: "k", mode: 0o600 },
+  "private.txt": { content: "k", mode: 0o600 },
   "src/a.ts": "export const a = 1;\n",
   "src/b.ts": "export const b = 2;\n",
   "src/same.ts": "export const a = 1;\n",

@@ -108,6 +108,13 @@ export interface WorkflowContext {
   readonly idempotencyKey: string;
   step<T>(id: string, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
   step<T>(id: string, options: StepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
+  /**
+   * A secret, read at each call (from the environment, or the instance's `secretSource`) and never
+   * journaled: it does not survive a restart, it is read again. From the first read on, the value
+   * is redacted from everything stored (a step's output that contains it stores
+   * `[redacted:secret:NAME]`). Throws STEAD_SECRET_MISSING when it is not set.
+   */
+  secret(name: string): string;
   /** The wall clock, journaled: replay sees the same value. */
   now(): number;
   /** A random number in [0, 1), journaled: replay sees the same value. */

@@ -2,6 +2,8 @@ import type { Writable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
+import { redactingStore } from "../store/redacting-store.js";
+import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
 import type { RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
@@ -60,7 +62,7 @@ const FOLLOW_PAGE = 5000;
 const RECONNECT_MAX_MS = 10_000;
 
 /** Worker settings an instance gives every worker it makes (a worker's own options win). */
-export type WorkerDefaults = Pick<WorkerOptions, "workspace" | "checkpointMetadata" | "redact" | "restoreHooks" | "restoreHookTimeoutMs">;
+export type WorkerDefaults = Pick<WorkerOptions, "workspace" | "checkpointMetadata" | "redact" | "restoreHooks" | "restoreHookTimeoutMs" | "secretSource">;
 
 export interface SteadOptions extends WorkerDefaults {
   /** A Store, or a location: an SQLite file path or a postgres:// URL. Default: STEAD_DATABASE_URL, STEAD_STORE, or `.stead/stead.db`. */
@@ -77,6 +79,13 @@ export interface SteadOptions extends WorkerDefaults {
   payloadLimitBytes?: number;
   /** How long a control command's idempotency key is kept (at least). Default 24 hours. */
   idempotencyTtlMs?: number;
+  /**
+   * Secrets that never reach the store, the event log, the CLI or the API: configured values,
+   * values of named environment variables, and well-known shapes (provider API keys, bearer
+   * tokens, private keys; on by default). Each is replaced by `[redacted:<rule>]` in every payload
+   * before it is stored, and the fields and rules are recorded in a `payload.redacted` event.
+   */
+  redaction?: RedactionOptions;
 }
 
 export interface StartOptions extends ControlOptions {
@@ -114,12 +123,14 @@ export class Stead {
   readonly store: Store;
   readonly payloadLimit: number;
   readonly idempotencyTtlMs: number;
+  /** What is redacted from everything this instance stores (see `redaction`). */
+  readonly redactor: Redactor;
   /** Access tokens: create (the secret shown once), list, revoke, verify. */
   readonly tokens: Tokens;
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
-  private readonly workerDefaults: WorkerDefaults;
+  private readonly workerDefaults: WorkerDefaults & Pick<WorkerOptions, "redactor">;
 
   /** What reads decisions' fields beyond by and reason (createStead gives the agent layer's tool approvals). */
   private readonly decisions: DecisionRules;
@@ -127,13 +138,14 @@ export class Stead {
   /** Use createStead(): it gives the instance the agent layer's rules for tool approvals; without them a decision takes no fields. */
   constructor(options: SteadOptions = {}, decisions: DecisionRules = NO_DECISION_FIELDS) {
     this.decisions = decisions;
-    const { workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs } = options;
+    const { workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs, secretSource } = options;
+    this.redactor = Redactor.from(options.redaction);
     this.workerDefaults = Object.fromEntries(
-      Object.entries({ workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs }).filter(([, v]) => v !== undefined),
+      Object.entries({ workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs, secretSource, redactor: this.redactor }).filter(([, v]) => v !== undefined),
     );
     const readonly = options.readonly ?? false;
     this.create = !readonly && (options.create ?? true);
-    this.store = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
+    this.store = redactingStore(typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly }), this.redactor);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);

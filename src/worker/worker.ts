@@ -2,6 +2,8 @@ import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
 import { redactTokens } from "../redact.js";
+import type { Redactor } from "../redactor.js";
+import { readSecret } from "../engine/execution/secrets.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
 import { Execution, type ExecutionOutcome } from "../engine/execution/index.js";
@@ -48,6 +50,13 @@ export interface WorkerOptions {
   checkpointMetadata?: () => Record<string, string>;
   /** Applied to checkpoint metadata (as JSON text) before it is stored. Default: values of keys that look secret are replaced. */
   redact?: (text: string) => string;
+  /**
+   * Where `ctx.secret(name)` reads a secret (default: the environment). Each value read is added
+   * to `redactor`, so it is redacted from everything stored from then on.
+   */
+  secretSource?: (name: string) => string | undefined;
+  /** The instance's redactor (Stead passes its own): `ctx.secret` values join it. */
+  redactor?: Redactor;
   /**
    * Run one by one before a resumed run is claimed (a run claimed before: after a crash, a wait,
    * a release). The first that throws or times out aborts that resume: nothing is claimed or written.
@@ -393,6 +402,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return ok;
   }
 
+  private readonly secret = (name: string): string => {
+    const value = readSecret(name, this.options.secretSource ?? ((n) => process.env[n]));
+    this.options.redactor?.add(`secret:${name}`, value, `ctx.secret("${name}")`);
+    return value;
+  };
+
   private execute(claimed: ClaimedRun, sent: LeaseStamp): void {
     const def = this.byName.get(claimed.run.definition);
     if (!def) return;
@@ -422,6 +437,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       ...(meta ? { checkpoint: () => encodeCheckpoint(meta(), redact, claimed.run.id) } : {}),
       ...(hooks ? { resumed: { hooks } } : {}),
       checkLease: (): true | Promise<boolean> => this.checkLease(claimed.run.id, exec),
+      secret: this.secret,
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.

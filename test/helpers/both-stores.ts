@@ -3,7 +3,7 @@
  * straight from the database, not through Stead: for tests that assert what was written.
  */
 import Database from "better-sqlite3";
-import { createStead, type Stead } from "../../src/index.js";
+import { createStead, type Stead, type SteadOptions } from "../../src/index.js";
 import { withClient } from "../setup/databases.js";
 import { freshDatabase, type TestDatabase } from "../setup/postgres.js";
 import { tempStorePath } from "./temp-store.js";
@@ -23,7 +23,7 @@ export interface OnStore {
   cleanup(): Promise<void>;
 }
 
-export async function onStore(kind: StoreKind, label: string, options: { payloadLimitBytes?: number } = {}): Promise<OnStore> {
+export async function onStore(kind: StoreKind, label: string, options: Omit<SteadOptions, "store"> = {}): Promise<OnStore> {
   let location: string;
   let remove: () => Promise<void>;
   let db: TestDatabase | undefined;

@@ -27,6 +27,7 @@ export interface ContextParts {
   writer: FencedWriter;
   track<T>(p: Promise<T>): Promise<T>;
   storeOutputAs(stored: unknown): void;
+  secret(name: string): string;
 }
 
 /** The engine port handed to a ported body (the agent loop) beside the public ctx: see port.ts. */
@@ -88,6 +89,7 @@ export function publicContext(x: ContextParts): WorkflowContext {
       }
       return x.steps.step(id, options, fn);
     },
+    secret: (name) => x.secret(name),
     now: () => x.steps.recorded("now", () => Date.now()),
     random: () => x.steps.recorded("random", () => Math.random()),
     sleep: (id, duration) =>

@@ -22,4 +22,6 @@ export interface ExecutionDeps {
    * ended). Asked right before every step function, intent and reconcile (see `leaseHeld`).
    */
   checkLease?: () => true | Promise<boolean>;
+  /** `ctx.secret`: reads a secret at each use and has it redacted from everything stored from then on. */
+  secret?: (name: string) => string;
 }

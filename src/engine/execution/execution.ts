@@ -4,6 +4,7 @@ import type { AnyDefinition } from "../definition.js";
 import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
+import { envSecret } from "./secrets.js";
 import { checkedInput } from "../input-schema.js";
 import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";
@@ -82,6 +83,7 @@ export class Execution {
       writer: this.writer,
       track,
       storeOutputAs: (stored) => (this.storedOutput = { value: stored }),
+      secret: deps.secret ?? envSecret,
     };
     this.ctx = publicContext(this.parts);
     this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, storedOutput: () => this.storedOutput };

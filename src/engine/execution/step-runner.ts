@@ -1,5 +1,5 @@
 import { StepFailedError, errorMessage } from "../../errors.js";
-import type { StepKind, StepRow } from "../../store/types.js";
+import type { StepKind, StepRow, StepWrite } from "../../store/types.js";
 import type { StepInfo } from "../context-types.js";
 import { crashPoint } from "../crash-points.js";
 import type { EngineStepOptions } from "../port.js";
@@ -99,12 +99,14 @@ export class StepRunner {
       }
       if (verdict.status === "done") {
         const output = encodePayload(verdict.result, `the reconciled result of step "${stepId}"`, this.deps.payloadLimit, { runId: this.runId, stepId });
+        const step: StepWrite = { seq, stepId, kind, status: "completed", attempt: entry.attempt, output, startedAt: entry.startedAt, completedAt: Date.now() };
         await this.writer.write({
-          steps: [{ seq, stepId, kind, status: "completed", attempt: entry.attempt, output, startedAt: entry.startedAt, completedAt: Date.now() }],
+          steps: [step],
           run: { lostClaims: 0 },
           events: [{ type: "effect.reconciled", data: { step: stepId, seq, outcome: "done" } }],
         });
-        return decodePayload<T>(output);
+        // As recorded: the store's redaction rewrites the written step in place.
+        return decodePayload<T>(step.output ?? null);
       }
       if (verdict.status === "not-done") return this.host.track(this.live(stepId, seq, kind, options, fn, attempt, "reconcile: not done"));
       this.host.hold(ambiguousEffect(this.runId, stepId, seq, entry, "reconcile could not tell whether it happened" + ("error" in verdict ? ` (${String(verdict.error)})` : "")));
@@ -201,8 +203,9 @@ export class StepRunner {
     }
     // Live events of this attempt give way to its outcome, in the same write (DESIGN: the one compaction).
     const compacts = options.compacts;
+    const step: StepWrite = { seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt, ...checkpoint };
     await this.writer.write({
-      steps: [{ seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt, ...checkpoint }],
+      steps: [step],
       run: { lostClaims: 0 },
       ...snapshots,
       ...(compacts ? { deleteEvents: { type: compacts.type, step: stepId, attempt } } : {}),
@@ -211,7 +214,8 @@ export class StepRunner {
     if (parts) this.workspace.committed(parts);
     crashPoint("after-commit", [stepId]);
     // The recorded outcome, not the live value: replay must see exactly what this execution saw
-    // (JSON turns `[undefined]` into `[null]` and drops undefined properties).
-    return decodePayload<T>(output);
+    // (JSON turns `[undefined]` into `[null]` and drops undefined properties, and the store's
+    // redaction rewrites the written step's output in place before it is stored).
+    return decodePayload<T>(step.output ?? null);
   }
 }

@@ -50,11 +50,13 @@ export class FencedWriter {
 
   /** One fenced write; on refusal the execution ends with `lease-lost` and the caller never resumes. */
   async write(m: Omit<Mutation, "runId" | "expect">, extra: Mutation[] = [], expect: Mutation["expect"] = {}): Promise<void> {
-    let steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
+    const steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
     this.buffered = [];
     if (steps && this.deps.checkpoint && steps.some((s) => s.checkpoint === undefined)) {
       const checkpoint = this.checkpointText();
-      steps = steps.map((s) => (s.checkpoint === undefined ? { ...s, checkpoint } : s));
+      // In place, never copies: the step runner returns the written step's output as the store's
+      // redaction left it (replay must see what live code saw).
+      for (const s of steps) if (s.checkpoint === undefined) s.checkpoint = checkpoint;
     }
     const unit: Unit = [{ ...m, steps, runId: this.runId, expect: { ...expect, lease: { fence: this.fence, owner: this.deps.owner.workerId } } }, ...extra];
     let r: UnitResult;

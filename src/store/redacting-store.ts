@@ -1,0 +1,127 @@
+/**
+ * A store whose writes are redacted before they are applied: every payload a new run or a
+ * mutation carries (inputs, outputs, errors, wait requests and answers, hold details, checkpoint
+ * metadata, event data) goes through the redactor first, so a secret never reaches the store nor
+ * anything that reads it (its event log, the CLI, the API, the console, exports). A unit that had
+ * something redacted also records a `payload.redacted` event on its run: which fields, which
+ * rules, never a value.
+ *
+ * Invariant: fields are rewritten in place, in the objects the caller passed. The engine relies on
+ * it: a step's caller gets the written step's output as stored, so replay sees what live code saw.
+ */
+import type { Redactor } from "../redactor.js";
+import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, Store, Unit, UnitResult } from "./types.js";
+
+export const REDACTED_EVENT = "payload.redacted";
+
+interface Found {
+  field: string;
+  rules: string[];
+}
+
+class Scrub {
+  readonly found: Found[] = [];
+  constructor(private readonly redactor: Redactor) {}
+
+  /** JSON text, as stored. */
+  text<T extends string | null | undefined>(value: T, field: string): T {
+    if (typeof value !== "string") return value;
+    const r = this.redactor.json(value);
+    if (r.rules.length === 0) return value;
+    this.found.push({ field, rules: r.rules });
+    return r.text as T;
+  }
+
+  events(events: EventWrite[] | undefined): void {
+    for (const e of events ?? []) {
+      if (e.data === undefined) continue;
+      const rules = new Set<string>();
+      const data = this.redactor.value(e.data, rules);
+      if (rules.size === 0) continue;
+      e.data = data;
+      this.found.push({ field: `event ${e.type}`, rules: [...rules] });
+    }
+  }
+
+  run(r: NewRun, field: string): void {
+    r.input = this.text(r.input, `${field} input`);
+  }
+
+  mutation(m: Mutation): void {
+    if (m.run) {
+      m.run.output = this.text(m.run.output, "run output");
+      m.run.error = this.text(m.run.error, "run error");
+    }
+    for (const s of m.steps ?? []) {
+      s.output = this.text(s.output, `step ${s.stepId} output`);
+      s.error = this.text(s.error, `step ${s.stepId} error`);
+      s.checkpoint = this.text(s.checkpoint, `step ${s.stepId} checkpoint`);
+    }
+    for (const w of m.waits ?? []) w.request = this.text(w.request, `wait ${w.name} request`);
+    for (const w of m.resolveWaits ?? []) w.result = this.text(w.result, `wait ${w.name} result`);
+    for (const h of m.holds ?? []) h.details = this.text(h.details, `hold ${h.kind} details`) ?? h.details;
+    for (const r of m.newRuns ?? []) this.run(r, `new run ${r.id}`);
+    for (const s of m.snapshots ?? []) s.checkpoint = this.text(s.checkpoint, `snapshot ${s.seq} checkpoint`);
+    if (m.idempotency) this.idempotency(m.idempotency);
+    this.events(m.events);
+  }
+
+  idempotency(k: IdempotencyWrite): void {
+    k.result = this.text(k.result, `${k.verb} result`) ?? k.result;
+  }
+
+  /** The record of what was redacted, as an event (undefined when nothing was). */
+  record(): EventWrite | undefined {
+    return this.found.length ? { type: REDACTED_EVENT, data: { fields: this.found.map((f) => ({ field: f.field, rules: f.rules })) } } : undefined;
+  }
+}
+
+/** `store` with its two write paths (createRun, commit) redacted; everything else is the store's own. */
+export function redactingStore(store: Store, redactor: Redactor): Store {
+  if (!redactor.active) return store;
+  const rawCreateRun = store.createRun.bind(store);
+  const rawCommit = store.commit.bind(store);
+  const createRun = (run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> => {
+    const s = new Scrub(redactor);
+    s.run(run, "run");
+    s.events(events);
+    if (idempotency) s.idempotency(idempotency);
+    const record = s.record();
+    return rawCreateRun(run, record ? [...events, record] : events, idempotency);
+  };
+  const commit = (units: Unit[], options?: CommitOptions): Promise<UnitResult[]> => {
+    for (const unit of units) {
+      const s = new Scrub(redactor);
+      for (const m of unit) s.mutation(m);
+      const record = s.record();
+      const first = unit[0];
+      if (record && first) first.events = [...(first.events ?? []), record];
+    }
+    return rawCommit(units, options);
+  };
+  // A write path assigned from outside (an observer wrapping what it read) takes the place of
+  // the redacting one, which it calls; every other member is the store's own, bound to it.
+  const own = new Map<PropertyKey, unknown>([
+    ["createRun", createRun],
+    ["commit", commit],
+  ]);
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, prop) {
+      if (own.has(prop)) return own.get(prop);
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      let b = bound.get(prop);
+      if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
+      return b;
+    },
+    set(target, prop, value) {
+      if (own.has(prop)) own.set(prop, value);
+      else {
+        bound.delete(prop);
+        Reflect.set(target, prop, value, target);
+      }
+      return true;
+    },
+  });
+}
