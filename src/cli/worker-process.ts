@@ -2,12 +2,14 @@
  * A worker as the CLI runs one, for `stead worker` and `stead serve --worker`: its options from the
  * command line, its definitions loaded from files (load.ts, the one loader), and what it prints.
  */
+import { SteadError } from "../errors.js";
 import { Option, type Command } from "commander";
 import type { AnyDefinition } from "../engine/definition.js";
 import type { Stead } from "../stead/stead.js";
 import type { Worker } from "../worker/worker.js";
 import { describeOutcome } from "../worker/worker.js";
 import type { WorkspacePolicy } from "../workspace/restore.js";
+import { retentionAge } from "../engine/retention.js";
 import { parseDuration } from "../engine/durations.js";
 import { parsePositiveInt, print } from "./context.js";
 import { clock, describeStorage } from "./format.js";
@@ -19,6 +21,8 @@ export interface WorkerCliOptions {
   lease?: string;
   poll?: string;
   workspacePolicy?: string;
+  deleteFinishedBefore?: string;
+  keepSummary?: boolean;
 }
 
 export function workspacePolicyOption(): Option {
@@ -31,6 +35,8 @@ export function withWorkerOptions(cmd: Command): Command {
     .option("--concurrency <n>", "runs executed at once", "10")
     .option("--lease <ms>", "lease length (ms or a duration like 30s)", "30s")
     .option("--poll <ms>", "claim and sweep period when idle (ms or a duration); wake-ups claim sooner", "200")
+    .option("--delete-finished-before <duration>", "hourly, delete runs finished at least this long ago (as `stead gc --finished-before`)")
+    .option("--keep-summary", "with --delete-finished-before: keep each run's row and a run.pruned event")
     .addOption(workspacePolicyOption());
 }
 
@@ -45,8 +51,8 @@ export const workerDefinitions = (files: readonly string[]): Promise<AnyDefiniti
 
 /** Makes a worker for `definitions` on `stead`, printing its claims and outcomes to stdout and its errors to stderr. */
 export function cliWorker(stead: Stead, definitions: readonly AnyDefinition[], o: WorkerCliOptions): CliWorker {
-  const { concurrency, leaseMs, pollMs } = checkWorkerOptions(o);
-  const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
+  const { concurrency, leaseMs, pollMs, retention } = checkWorkerOptions(o);
+  const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(retention ? { retention } : {}), ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
   w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
   w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
   w.on("error", (e) => writeErr(`stead: worker error: ${e instanceof Error ? e.message : String(e)}`));
@@ -55,10 +61,14 @@ export function cliWorker(stead: Stead, definitions: readonly AnyDefinition[], o
 }
 
 /** The numeric options, checked: call it before a store is opened or a file loaded, so a typo costs nothing. */
-export function checkWorkerOptions(o: WorkerCliOptions): { concurrency: number; leaseMs: number; pollMs: number } {
+export function checkWorkerOptions(o: WorkerCliOptions): { concurrency: number; leaseMs: number; pollMs: number; retention?: { finishedBefore: number; keepSummary: boolean } } {
+  if (o.keepSummary && o.deleteFinishedBefore === undefined) {
+    throw new SteadError("STEAD_BAD_OPTION", "--keep-summary goes with --delete-finished-before", { fix: "stead worker <files> --delete-finished-before 30d --keep-summary" });
+  }
   return {
     concurrency: parsePositiveInt(o.concurrency ?? "10", "--concurrency"),
     leaseMs: parseDuration(o.lease ?? "30s", "--lease"),
     pollMs: parseDuration(o.poll ?? "200", "--poll"),
+    ...(o.deleteFinishedBefore === undefined ? {} : { retention: { finishedBefore: retentionAge(o.deleteFinishedBefore, "--delete-finished-before"), keepSummary: o.keepSummary ?? false } }),
   };
 }

@@ -48,6 +48,7 @@ import { sessionTurns } from "../store/run-sets.js";
 import { readSessionTranscript, type SessionTranscript } from "../agent/session-transcript.js";
 import { exportStore, importStore, type DumpInput, type ExportOptions, type ExportSummary, type ImportSummary, type VerifiedDump } from "../store/transfer/index.js";
 import { Tokens } from "../engine/access/tokens.js";
+import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
 import { takeBackup, type BackupSummary, type CheckedBackup, type RestoreSummary } from "./backup.js";
 
 export type { ControlOptions };
@@ -638,6 +639,17 @@ export class Stead {
   }
 
   /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots). */
+  /**
+   * Deletes runs finished at least `finishedBefore` ago (journal, events, waits, holds, snapshots,
+   * the run rows unless `keepSummary`), a whole run tree and a whole session at a time, then the
+   * workspace blobs nothing refers to any more. A run not finished, or a tree or session with one,
+   * is never touched.
+   */
+  async deleteFinishedRuns(options: RunRetentionOptions): Promise<RunRetentionSummary> {
+    await this.ready();
+    return deleteFinishedRuns(this.store, options);
+  }
+
   async gc(options: GcOptions = {}): Promise<GcResult> {
     await this.ready();
     return gcWorkspaces(this.store, options);

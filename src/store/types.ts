@@ -17,6 +17,7 @@ export type { StorageReserve, StorageRoom } from "./ports/storage-room.js";
 export type { BackupRecord, StoreBackups } from "./ports/backups.js";
 export type { TokenStore } from "./ports/tokens.js";
 export type { TransferRows } from "./ports/transfer-rows.js";
+export type { RetentionOptions, RetentionResult, RunRetention } from "./ports/retention.js";
 export type { WorkerAttachment, WorkerPresence } from "./ports/worker-presence.js";
 export type { Wakeups } from "./ports/wakeups.js";
 export type { StoreTally, Tallies } from "./ports/tallies.js";

@@ -3,6 +3,7 @@ import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
 import { redactTokens } from "../redact.js";
 import type { Redactor } from "../redactor.js";
+import { deleteFinishedRuns, retentionAge, type RunRetentionOptions } from "../engine/retention.js";
 import { readSecret } from "../engine/execution/secrets.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
 import type { AnyDefinition } from "../engine/definition.js";
@@ -55,6 +56,11 @@ export interface WorkerOptions {
    * to `redactor`, so it is redacted from everything stored from then on.
    */
   secretSource?: (name: string) => string | undefined;
+  /**
+   * Deletes runs finished at least `finishedBefore` ago, every `everyMs` (default hourly), as
+   * `stead gc --finished-before` does: whole run trees and sessions, never one not finished.
+   */
+  retention?: RunRetentionOptions & { everyMs?: number };
   /** The instance's redactor (Stead passes its own): `ctx.secret` values join it. */
   redactor?: Redactor;
   /**
@@ -170,6 +176,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     private readonly options: WorkerOptions,
   ) {
     super();
+    // A bad retention age is refused when the worker is made, not an hour later in the background.
+    if (options.retention) retentionAge(options.retention.finishedBefore, "retention.finishedBefore");
     this.ownerNow = newOwner();
     this.runIds = options.runIds;
     this.byName = new Map();
@@ -353,12 +361,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** Workspace retention, in the background (it may read many trees): never two at once. */
+  /** Retention (finished runs, then workspace snapshots and blobs), in the background (it may read many trees): never two at once. */
   private retain(): void {
     const r = this.options.workspace?.retention;
-    if (!r || this.gcPass || Date.now() < this.gcDueAt) return;
-    this.gcDueAt = Date.now() + (r.everyMs ?? 3_600_000);
-    this.gcPass = gcWorkspaces(this.store, { keepSteps: r.keepSteps, ...(r.graceMs !== undefined ? { graceMs: r.graceMs } : {}) })
+    const runs = this.options.retention;
+    if ((!r && !runs) || this.gcPass || Date.now() < this.gcDueAt) return;
+    this.gcDueAt = Date.now() + (r?.everyMs ?? runs?.everyMs ?? 3_600_000);
+    const pass = async () => {
+      if (runs) await deleteFinishedRuns(this.store, runs);
+      if (r) await gcWorkspaces(this.store, { keepSteps: r.keepSteps, ...(r.graceMs !== undefined ? { graceMs: r.graceMs } : {}) });
+    };
+    this.gcPass = pass()
       .then(
         () => undefined,
         (e: unknown) => this.report(e),

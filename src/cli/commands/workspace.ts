@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import { retentionAge } from "../../engine/retention.js";
+import { formatDuration } from "../../engine/durations.js";
 import { SteadError } from "../../errors.js";
 import { DEFAULT_GC_GRACE_MS, noteLabel, type StoredNotes } from "../../workspace/index.js";
 import { act, example, print, printJson, withStead } from "../context.js";
@@ -138,15 +140,28 @@ export function registerWorkspace(program: Command): void {
 
   const gc = program
     .command("gc")
-    .description("delete workspace blobs no snapshot refers to; with --keep-steps, first prune finished runs' older snapshots")
+    .description("delete workspace blobs no snapshot refers to; with --keep-steps, first prune finished runs' older snapshots; with --finished-before, first delete runs finished that long ago")
+    .option("--finished-before <duration>", "delete runs finished at least this long ago (e.g. 30d): journals, events, waits, holds, snapshots; a whole run tree and session at a time, never one not finished")
+    .option("--keep-summary", "with --finished-before: keep each run's row (status, input, output, error) and a run.pruned event")
     .option("--keep-steps <n>", "keep each finished run's last N step snapshots (default: keep every snapshot)")
     .option("--grace <seconds>", "spare unreferenced blobs written this recently (captures in flight)", String(DEFAULT_GC_GRACE_MS / 1000))
     .option("--json", "print JSON")
     .action(
-      act(async (o: { keepSteps?: string; grace: string; json?: boolean }, cmd: Command) => {
+      act(async (o: { keepSteps?: string; grace: string; json?: boolean; finishedBefore?: string; keepSummary?: boolean }, cmd: Command) => {
         const keepSteps = o.keepSteps === undefined ? undefined : parseInt(o.keepSteps, "--keep-steps", 0);
         const graceMs = parseInt(o.grace, "--grace", 0) * 1000;
+        if (o.keepSummary && o.finishedBefore === undefined) {
+          throw new SteadError("STEAD_BAD_OPTION", "--keep-summary goes with --finished-before", { fix: "stead gc --finished-before 30d --keep-summary" });
+        }
+        const finishedBefore = o.finishedBefore === undefined ? undefined : retentionAge(o.finishedBefore, "--finished-before");
         await withStead(cmd, false, async (stead) => {
+          if (finishedBefore !== undefined) {
+            const r = await stead.deleteFinishedRuns({ finishedBefore, keepSummary: o.keepSummary ?? false, graceMs });
+            if (o.json) return printJson(r);
+            print(`${o.keepSummary ? "reduced to a summary" : "deleted"} ${r.runs} finished run(s) older than ${formatDuration(finishedBefore)}; freed ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)})`);
+            if (r.keptCount) print(`kept ${r.keptCount} run tree(s) or session(s) with a run not finished or finished since${r.kept.length ? `, e.g. ${r.kept.slice(0, 3).map((k) => `${k.root} (${k.reason})`).join(", ")}` : ""}`);
+            return;
+          }
           const r = await stead.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs });
           if (o.json) return printJson(r);
           print(`deleted ${r.snapshotsDeleted} snapshots and ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)}); ${r.blobsReferenced} blobs still referenced`);
@@ -154,5 +169,5 @@ export function registerWorkspace(program: Command): void {
         });
       }),
     );
-  example(gc, "stead gc", "stead gc --keep-steps 5");
+  example(gc, "stead gc", "stead gc --keep-steps 5", "stead gc --finished-before 30d --keep-summary");
 }

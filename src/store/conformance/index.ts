@@ -31,6 +31,7 @@ import { describeTimersAndHolds } from "./timers-holds.js";
 import { describeTokens } from "./tokens.js";
 import { describeTransferRows } from "./transfer-rows.js";
 import { describeTallies } from "./tallies.js";
+import { describeRetention } from "./retention.js";
 import { describeWakeups } from "./wakeups.js";
 import { describeWorkerPresence } from "./worker-presence.js";
 import { describeWrites } from "./writes.js";
@@ -70,5 +71,6 @@ export function describeStoreConformance(factory: StoreFactory, api: Conformance
     describeWorkerPresence(t, h);
     describeWakeups(t, h);
     describeTallies(t, h);
+    describeRetention(t, h);
   });
 }

@@ -10,6 +10,7 @@ import type { DefinitionAnnouncements } from "./definitions.js";
 import type { IdempotencyKeys } from "./idempotency-keys.js";
 import type { StoreLifecycle } from "./lifecycle.js";
 import type { RunReads } from "./run-reads.js";
+import type { RunRetention } from "./retention.js";
 import type { SnapshotsAndBlobs } from "./snapshots-blobs.js";
 import type { StorageReserve, StorageRoom } from "./storage-room.js";
 import type { Tallies } from "./tallies.js";
@@ -30,6 +31,7 @@ export interface Store
     TokenStore,
     Tallies,
     TransferRows,
+    RunRetention,
     Partial<WorkerPresence>,
     Partial<Wakeups>,
     Partial<StorageReserve>,

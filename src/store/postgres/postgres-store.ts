@@ -8,6 +8,8 @@ import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../an
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
+import * as retention from "../sql/retention.js";
+import type { RetentionOptions, RetentionResult } from "../ports/retention.js";
 import * as tallies from "../sql/tally.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
@@ -874,6 +876,37 @@ export class PostgresStore implements Store {
 
   async snapshotRoots(): Promise<string[]> {
     return (await this.query(reads.SNAPSHOT_ROOTS)).map((r) => String(r.root));
+  }
+
+  async finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
+    return (await this.query(SQL.text(retention.FINISHED_ROOTS), [endedBefore, after ?? "", limit])).map((r) => String(r.id));
+  }
+
+  deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
+    return this.transaction(async (c) => {
+      const out: RetentionResult = { runs: [], kept: [] };
+      const done = new Set<string>();
+      for (const root of roots) {
+        if (done.has(root)) continue;
+        // Locked, so no run of the tree can be resumed between the check and the deletes.
+        const rows = (await c.query<Raw>(`${SQL.text(retention.TREE)} FOR UPDATE OF r`, [root, root])).rows;
+        const tree = rows.map((r) => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) }));
+        if (tree.length === 0) continue;
+        const why = retention.mustKeep(tree, options.endedBefore);
+        if (why) {
+          out.kept.push({ root, reason: why });
+          continue;
+        }
+        for (const { id } of tree) {
+          done.add(id);
+          for (const t of retention.RUN_ROWS) await c.query(SQL.text(retention.deleteRowsOf(t)), [id]);
+          if (options.keepSummary) await c.query(SQL.text(retention.PRUNED_EVENT), [id, options.at, JSON.stringify({ by: "retention", endedBefore: options.endedBefore })]);
+          else await c.query(SQL.text(retention.DELETE_RUN), [id]);
+          out.runs.push(id);
+        }
+      }
+      return out;
+    });
   }
 
   async pruneSnapshots(keepSteps: number): Promise<number> {

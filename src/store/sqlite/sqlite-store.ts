@@ -58,6 +58,8 @@ import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import * as tallies from "../sql/tally.js";
+import * as retention from "../sql/retention.js";
+import type { RetentionOptions, RetentionResult } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
@@ -926,6 +928,38 @@ export class SqliteStore implements Store {
 
   storeTime(): Promise<number> {
     return Promise.resolve(Date.now());
+  }
+
+  finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
+    return Promise.resolve((this.stmt(retention.FINISHED_ROOTS).all(endedBefore, after ?? "", limit) as Raw[]).map((r) => String(r.id)));
+  }
+
+  async deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
+    const result = this.written(() =>
+      this.db.transaction(() => {
+        const out: RetentionResult = { runs: [], kept: [] };
+        const done = new Set<string>();
+        for (const root of roots) {
+          if (done.has(root)) continue;
+          const tree = (this.stmt(retention.TREE).all(root, root) as Raw[]).map((r) => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) }));
+          if (tree.length === 0) continue;
+          const why = retention.mustKeep(tree, options.endedBefore);
+          if (why) {
+            out.kept.push({ root, reason: why });
+            continue;
+          }
+          for (const { id } of tree) {
+            done.add(id);
+            for (const t of retention.RUN_ROWS) this.stmt(retention.deleteRowsOf(t)).run(id);
+            if (options.keepSummary) this.stmt(retention.PRUNED_EVENT).run(id, options.at, JSON.stringify({ by: "retention", endedBefore: options.endedBefore }));
+            else this.stmt(retention.DELETE_RUN).run(id);
+            out.runs.push(id);
+          }
+        }
+        return out;
+      }).immediate(),
+    );
+    return Promise.resolve(result);
   }
 
   listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
