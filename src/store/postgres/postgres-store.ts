@@ -890,20 +890,16 @@ export class PostgresStore implements Store {
         if (done.has(root)) continue;
         // Locked, so no run of the tree can be resumed between the check and the deletes.
         const rows = (await c.query<Raw>(`${SQL.text(retention.TREE)} FOR UPDATE OF r`, [root, root])).rows;
-        const tree = rows.map((r) => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) }));
+        const tree = rows.map(retention.toTreeRow);
         if (tree.length === 0) continue;
         const why = retention.mustKeep(tree, options.endedBefore);
         if (why) {
           out.kept.push({ root, reason: why });
           continue;
         }
-        for (const { id } of tree) {
-          done.add(id);
-          for (const t of retention.RUN_ROWS) await c.query(SQL.text(retention.deleteRowsOf(t)), [id]);
-          if (options.keepSummary) await c.query(SQL.text(retention.PRUNED_EVENT), [id, options.at, JSON.stringify({ by: "retention", endedBefore: options.endedBefore })]);
-          else await c.query(SQL.text(retention.DELETE_RUN), [id]);
-          out.runs.push(id);
-        }
+        for (const w of retention.treeWrites(tree, options)) await c.query(SQL.text(w.sql), w.params);
+        for (const { id } of tree) done.add(id);
+        out.runs.push(...tree.map((r) => r.id));
       }
       return out;
     });

@@ -4,6 +4,7 @@
  */
 import { TERMINAL_SQL } from "../sessions-sql.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../records.js";
+import type { RetentionOptions } from "../ports/retention.js";
 
 /** Roots finished before ?, after id ?, at most ?; a root already reduced to its summary (a `run.pruned` event) is done. */
 export const FINISHED_ROOTS = `SELECT id FROM runs WHERE parent_id IS NULL AND status IN ${TERMINAL_SQL} AND updated_at < ? AND id > ?
@@ -20,16 +21,30 @@ export const TREE = `WITH RECURSIVE heads(id) AS (
   SELECT r.id, r.status, r.updated_at FROM runs r JOIN tree t ON t.id = r.id ORDER BY r.id`;
 
 /** A run's rows besides its own, in the order they are deleted. */
-export const RUN_ROWS = ["steps", "waits", "holds", "events", "snapshots"] as const;
-
-export const deleteRowsOf = (table: (typeof RUN_ROWS)[number]) => `DELETE FROM ${table} WHERE run_id = ?`;
-export const DELETE_RUN = "DELETE FROM runs WHERE id = ?";
-export const PRUNED_EVENT = "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)";
+const RUN_ROWS = ["steps", "waits", "holds", "events", "snapshots"] as const;
 
 export interface TreeRow {
   id: string;
   status: string;
   updatedAt: number;
+}
+
+export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) });
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The statements that delete a tree's runs (or reduce each to its row and a `run.pruned` event), in order. */
+export function treeWrites(tree: readonly TreeRow[], o: RetentionOptions): Statement[] {
+  const out: Statement[] = [];
+  const pruned = JSON.stringify({ by: "retention", endedBefore: o.endedBefore });
+  for (const { id } of tree) {
+    for (const t of RUN_ROWS) out.push({ sql: `DELETE FROM ${t} WHERE run_id = ?`, params: [id] });
+    out.push(o.keepSummary ? { sql: "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)", params: [id, o.at, pruned] } : { sql: "DELETE FROM runs WHERE id = ?", params: [id] });
+  }
+  return out;
 }
 
 /** Why a tree must stay (undefined: it may go). */

@@ -941,20 +941,16 @@ export class SqliteStore implements Store {
         const done = new Set<string>();
         for (const root of roots) {
           if (done.has(root)) continue;
-          const tree = (this.stmt(retention.TREE).all(root, root) as Raw[]).map((r) => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) }));
+          const tree = (this.stmt(retention.TREE).all(root, root) as Raw[]).map(retention.toTreeRow);
           if (tree.length === 0) continue;
           const why = retention.mustKeep(tree, options.endedBefore);
           if (why) {
             out.kept.push({ root, reason: why });
             continue;
           }
-          for (const { id } of tree) {
-            done.add(id);
-            for (const t of retention.RUN_ROWS) this.stmt(retention.deleteRowsOf(t)).run(id);
-            if (options.keepSummary) this.stmt(retention.PRUNED_EVENT).run(id, options.at, JSON.stringify({ by: "retention", endedBefore: options.endedBefore }));
-            else this.stmt(retention.DELETE_RUN).run(id);
-            out.runs.push(id);
-          }
+          for (const w of retention.treeWrites(tree, options)) this.stmt(w.sql).run(...w.params);
+          for (const { id } of tree) done.add(id);
+          out.runs.push(...tree.map((r) => r.id));
         }
         return out;
       }).immediate(),
