@@ -9,7 +9,7 @@
  * nothing.
  */
 import { SteadError } from "./errors.js";
-import { SECRET_PATTERNS } from "./secret-patterns.js";
+import { SECRET_PATTERNS, startsWord } from "./secret-patterns.js";
 
 export interface RedactionOptions {
   /** Values never to store (API keys, passwords), each at least 8 characters. */
@@ -22,7 +22,7 @@ export interface RedactionOptions {
 
 export interface Redacted {
   text: string;
-  /** The rules that matched, each once, in the order first met. */
+  /** The rules that matched, each once: configured values in the order met, then shapes in SECRET_PATTERNS order. */
   rules: string[];
 }
 
@@ -126,32 +126,43 @@ export class Redactor {
   private compile(form: "json" | "plain"): RegExp {
     // Longest first: a secret that contains another is replaced whole.
     const literals = [...this.literals.values()].map((l) => l[form]).sort((a, b) => b.length - a.length);
-    const parts = [...(literals.length ? [`(?<literal>${literals.map(escapeRegExp).join("|")})`] : []), ...(this.patterns ? SECRET_PATTERNS.map((p) => `(?<${p.group}>${p.source})`) : [])];
     // Matches nothing when there is nothing to redact.
-    return new RegExp(parts.length ? parts.join("|") : "(?!)", "g");
+    return new RegExp(literals.length ? literals.map(escapeRegExp).join("|") : "(?!)", "g");
   }
 
   private compileQuick(): RegExp {
     const literals = [...this.literals.values()].flatMap((l) => [l.plain, l.json]).map(escapeRegExp);
-    const parts = [...literals, ...(this.patterns ? SECRET_PATTERNS.map((p) => p.anchor) : [])];
+    const parts = [...literals, ...(this.patterns ? SECRET_PATTERNS.map((p) => p.anchor.source) : [])];
     return new RegExp(parts.length ? parts.join("|") : "(?!)");
   }
 
-  private apply(text: string, re: RegExp, form: "json" | "plain"): Redacted {
+  private apply(text: string, literals: RegExp, form: "json" | "plain"): Redacted {
     if (!this.active) return { text, rules: [] };
     this.quickRe ??= this.compileQuick();
     if (!this.quickRe.test(text)) return { text, rules: [] };
     const rules: string[] = [];
-    const out = text.replace(re, (...args: unknown[]) => {
-      const match = args[0] as string;
-      const groups = args[args.length - 1] as Record<string, string | undefined>;
-      const rule =
-        groups.literal !== undefined
-          ? ([...this.literals.values()].find((l) => l[form] === match)?.rule ?? "secret")
-          : (SECRET_PATTERNS.find((x) => groups[x.group] !== undefined)?.rule ?? "secret");
+    const hit = (rule: string) => {
       if (!rules.includes(rule)) rules.push(rule);
       return `[redacted:${rule}]`;
-    });
+    };
+    let out = this.literals.size ? text.replace(literals, (m) => hit([...this.literals.values()].find((l) => l[form] === m)?.rule ?? "secret")) : text;
+    if (this.patterns) {
+      for (const p of SECRET_PATTERNS) {
+        if (!p.anchor.test(out)) continue;
+        out = out.replace(p.regex, (...args: unknown[]) => {
+          const match = args[0] as string;
+          const last = args[args.length - 1];
+          const groups = typeof last === "object" && last !== null ? (last as Record<string, string | undefined>) : undefined;
+          const offset = args[typeof last === "object" && last !== null ? args.length - 3 : args.length - 2] as number;
+          const source = args[typeof last === "object" && last !== null ? args.length - 2 : args.length - 1] as string;
+          if (p.wordStart && !startsWord(source, offset)) return match;
+          const secret = groups?.secret;
+          if (secret === undefined) return hit(p.rule);
+          const at = match.lastIndexOf(secret);
+          return `${match.slice(0, at)}${hit(p.rule)}${match.slice(at + secret.length)}`;
+        });
+      }
+    }
     return { text: out, rules };
   }
 }

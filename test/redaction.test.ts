@@ -109,7 +109,7 @@ describe.each(STORE_KINDS)("redaction on %s", (kind) => {
       expect(fields).toEqual(
         expect.arrayContaining([
           "leak-1 run input: secret-1",
-          "leak-1 step fetch output: secret-1,env:STEAD_TEST_REDACT_ENV,api-key,secret:STEAD_TEST_CTX_SECRET",
+          "leak-1 step fetch output: secret-1,env:STEAD_TEST_REDACT_ENV,secret:STEAD_TEST_CTX_SECRET,api-key",
           "leak-1 step fetch checkpoint: secret-1",
           "leak-1 wait ship request: secret-1",
           "leak-1 wait ship result: api-key",
