@@ -78,10 +78,31 @@ export class Redactor {
     this.quickRe = undefined;
   }
 
-  /** `text` (JSON text, as stored) with every secret replaced. */
+  /**
+   * `text` (JSON text, as stored) with every secret replaced. A configured value is replaced only
+   * inside strings (keys included): text that holds one is parsed and its strings redacted, since
+   * a value replaced inside a number (`2024010112` holding `20240101`) would break the JSON.
+   */
   json(text: string): Redacted {
     this.jsonRe ??= this.compile("json");
+    if (this.literals.size > 0 && this.holdsLiteral(text)) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // Not JSON after all: redacted as text.
+        return this.apply(text, this.jsonRe, "json");
+      }
+      const rules = new Set<string>();
+      const redacted = this.value(parsed, rules);
+      return rules.size === 0 ? { text, rules: [] } : { text: JSON.stringify(redacted), rules: [...rules] };
+    }
     return this.apply(text, this.jsonRe, "json");
+  }
+
+  private holdsLiteral(text: string): boolean {
+    for (const l of this.literals.values()) if (text.includes(l.json)) return true;
+    return false;
   }
 
   /** A plain string with every secret replaced. */

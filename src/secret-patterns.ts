@@ -31,14 +31,17 @@ const pattern = (rule: string, anchor: string, source: string, wordStart = true)
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   pattern("private-key", "PRIVATE KEY-----", '-----BEGIN [A-Z ]*PRIVATE KEY-----[^"]*?-----END [A-Z ]*PRIVATE KEY-----', false),
   // OpenAI, Anthropic (sk-ant-…) and project keys; Stripe's live and test keys (sk_live_…, rk_…).
-  pattern("api-key", "sk-|[srp]k_", "(?:sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})"),
+  // A key holds a run of 16 letters and digits; a slug ("sk-hynix-memory-price-outlook") does not.
+  pattern("api-key", "sk-|[srp]k_", "(?:sk-(?:ant-|proj-|live-|test-)?(?=[A-Za-z0-9_-]*[A-Za-z0-9]{16})[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})"),
   pattern("github-token", "gh[pousr]_|github_pat_", "(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
   pattern("slack-token", "xox", "xox[abposr]-[A-Za-z0-9-]{10,}"),
   pattern("aws-access-key", "AKIA|ASIA", "(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
   pattern("google-api-key", "AIza", "AIza[0-9A-Za-z_-]{35}"),
   pattern("jwt", "eyJ", "eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}"),
-  pattern("bearer-token", "[Bb]earer", "[Bb]earer\\s{1,4}(?<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
-  pattern("url-password", "://", '://[^:/\\s"@\\\\]{1,200}:(?<secret>[^@\\s"/\\\\]{1,200})@', false),
+  // A token holds a digit; "bearer responsibilities" does not.
+  pattern("bearer-token", "[Bb]earer", "[Bb]earer\\s{1,4}(?<secret>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*)"),
+  // user:password@ before the host; a port followed by a query that holds an @ is not one.
+  pattern("url-password", "://", '://[^:/?#\\s"@\\\\]{1,200}:(?<secret>[^@\\s"/?#\\\\]{1,200})@', false),
   pattern("stead-token", TOKEN_PREFIX, `${TOKEN_PREFIX}[A-Za-z0-9_-]{32,}`),
 ];
 

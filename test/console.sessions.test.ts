@@ -16,7 +16,8 @@ import { launchBrowser, openConsole, roleToken, serveConsole, type ConsoleServer
 const FIXTURE = join(ROOT, "test", "fixtures", "console", "sessions.ts");
 const MARKUP = `<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">`;
 const WORDS = Array.from({ length: 24 }, (_, i) => `word${i + 1}`).join(" ");
-const answerTo = (text: string) => `You said: ${text} — ${WORDS} end.`;
+/** As the fixture answers: a message that says "long" gets its words four times. */
+const answerTo = (text: string) => `You said: ${text} — ${text.includes("long") ? Array(4).fill(WORDS).join(" ") : WORDS} end.`;
 
 let browser: Browser;
 let server: ConsoleServer;
@@ -109,7 +110,7 @@ describe("a session", () => {
       expect(res.status).toBeLessThan(300);
       return (await res.json()) as { turn: number };
     };
-    expect((await send("third")).turn).toBe(3);
+    expect((await send("third, long")).turn).toBe(3);
     expect((await send("fourth")).turn).toBe(4);
     // Opened once turn 3 has written some of its answer: what it wrote so far is shown.
     await until("turn 3's first live text", async () => ((await api<{ events: { type: string }[] }>(`/runs/${(await api<Turns>("/sessions/chat-1")).turns[2]!.id}/events`)).events.some((e) => e.type === "model.delta") ? true : undefined), 15_000);
@@ -120,10 +121,10 @@ describe("a session", () => {
       await fourth.getByText("queued: runs once the turns before it end").waitFor({ timeout: 10_000 });
       const partial = await third.locator('[data-live="true"] .answer pre').textContent({ timeout: 10_000 });
       expect(partial).not.toBe("");
-      expect(answerTo("third").startsWith(partial ?? "?") && partial !== answerTo("third")).toBe(true);
+      expect(answerTo("third, long").startsWith(partial ?? "?") && partial !== answerTo("third, long")).toBe(true);
       await c.shot("session-queued");
-      await fourth.locator(".answer pre").getByText(answerTo("fourth"), { exact: true }).waitFor({ timeout: 20_000 });
-      await third.locator(".answer pre").getByText(answerTo("third"), { exact: true }).waitFor();
+      await fourth.locator(".answer pre").getByText(answerTo("fourth"), { exact: true }).waitFor({ timeout: 30_000 });
+      await third.locator(".answer pre").getByText(answerTo("third, long"), { exact: true }).waitFor();
       expect(storeTurns("chat-1").slice(2).map((t) => [t.turn, t.status])).toEqual([
         [3, "completed"],
         [4, "completed"],
@@ -132,7 +133,7 @@ describe("a session", () => {
     } finally {
       await c.close();
     }
-  }, 40_000);
+  }, 60_000);
 
   it("shows a viewer no send form; the sessions list links each session", async () => {
     const c = await openConsole(browser, server, { signIn: "viewer", path: "/sessions/chat-1" });

@@ -47,11 +47,23 @@ describe("Redactor", () => {
     expect(r.value({ "key hunter2hunter2": ["tok-value-123", 4] }, rules)).toEqual({ "key [redacted:secret-2]": ["[redacted:env:MY_TOKEN]", 4] });
     expect([...rules]).toEqual(["secret-2", "env:MY_TOKEN"]);
     expect(() => Redactor.from({ secrets: ["short"] })).toThrow(/shorter than 8 characters/);
+    // Only inside strings: a number that holds the digits of a secret stays a number.
+    const digits = Redactor.from({ secrets: ["20240101"] });
+    expect(digits.json('{"day":202401010,"note":"on 20240101"}')).toEqual({ text: '{"day":202401010,"note":"on [redacted:secret-1]"}', rules: ["secret-1"] });
   });
 
   it("leaves ordinary text alone, and redacting twice changes nothing", () => {
     const r = Redactor.from();
-    for (const t of ["risk-assessment-framework-v2-final", "task-list-for-the-whole-team-today", "Bearer of bad news", "see https://example.com/a:b@c", "AKIA is a prefix"]) {
+    for (const t of [
+      "risk-assessment-framework-v2-final",
+      "task-list-for-the-whole-team-today",
+      "Bearer of bad news",
+      "flag bearer responsibilities-and-duties",
+      "https://news.example/sk-hynix-memory-price-outlook-2024",
+      "https://example.com:443?email=a@b.com",
+      "see https://example.com/a:b@c",
+      "AKIA is a prefix",
+    ]) {
       expect(r.plain(t), t).toEqual({ text: t, rules: [] });
     }
     const once = r.plain(`k ${KEYS["api-key"] ?? ""}`).text;

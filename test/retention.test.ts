@@ -76,9 +76,12 @@ describe.each(STORE_KINDS)("retention on %s", (kind) => {
 
     const survivors = ["new-c", kids["new-c"], "waits-d", kids["waits-d"]].map(String).sort();
     expect(await ids(s, "runs", "id")).toEqual(survivors);
-    for (const table of ["steps", "events", "waits", "snapshots"]) {
+    for (const table of ["steps", "waits", "snapshots"]) {
       for (const id of await ids(s, table)) expect(survivors, `${table} row of ${id}`).toContain(id);
     }
+    // Of a deleted run, one event stays: its run.pruned, which tells a follower it is gone.
+    const left = (await s.rows("SELECT run_id, type FROM events")).filter((e) => !survivors.includes(String(e.run_id)));
+    expect(left.map((e) => `${String(e.run_id)} ${String(e.type)}`).sort()).toEqual(["old-a", "old-b", kids["old-a"], kids["old-b"]].map((id) => `${String(id)} run.pruned`).sort());
     const blobs = await blobTexts(s);
     expect(blobs).not.toContain("only-in-old-run-a");
     expect(blobs).toEqual(expect.arrayContaining(["shared-by-old-b-and-new-c", "waiting-run-d"]));

@@ -89,11 +89,22 @@ describe.each(STORE_KINDS)("/metrics on %s", (kind) => {
     // first claims nothing more: it would take back its own run).
     first.setRunIds([]);
     const [row] = await s.rows("SELECT fence FROM runs WHERE id = ?", hung);
-    expect(await s.stead.store.expireLease(hung, Number(row?.fence), "the test ends it")).toBe(true);
+    const fence = Number(row?.fence);
+    expect(await s.stead.store.expireLease(hung, fence, "the test ends it")).toBe(true);
     const second = worker(30_000);
     second.start();
-    // Generous: on a loaded machine (browser tests beside it) a takeover on Postgres took over 20 s once.
-    await waitUntil("the taken-over run to complete", async () => (await s.rows("SELECT status FROM runs WHERE id = ?", hung))[0]?.status === "completed", { timeoutMs: 45_000 });
+    // The first worker is alive and may renew its expired lease before the second one claims the
+    // run (nobody else holds it yet: a renewal is allowed). So the lease is ended again under the
+    // same fence until the run is taken; a taken run's new fence is left alone.
+    await waitUntil(
+      "the taken-over run to complete",
+      async () => {
+        const [now] = await s.rows("SELECT status, fence FROM runs WHERE id = ?", hung);
+        if (Number(now?.fence) === fence) await s.stead.store.expireLease(hung, fence, "the test ends it");
+        return now?.status === "completed";
+      },
+      { timeoutMs: 45_000, pollMs: 100 },
+    );
     expect(await lost.promise).toBe(hung);
 
     const res = await scrape();

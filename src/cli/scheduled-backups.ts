@@ -5,7 +5,8 @@
  * Each backup is `stead backup --to` in a child process (this same executable), so the copy never
  * blocks the worker's event loop (VACUUM INTO is synchronous for as long as it takes, and a worker
  * must keep renewing its leases meanwhile), and what a scheduled backup is is exactly what the
- * command is. One backup at a time: a tick that finds the last one still running is skipped.
+ * command is. The first is taken at start. One backup at a time: a tick that finds the last one
+ * still running is skipped.
  * Only names this schedule gives (`stead-backup-<UTC time>.db`) are ever pruned.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -69,7 +70,9 @@ export class ScheduledBackups {
     private readonly events: BackupEvents,
   ) {}
 
+  /** Takes one backup now (a worker restarted more often than the period would otherwise take none), then one every period. */
   start(): void {
+    this.tick();
     this.timer = setInterval(() => this.tick(), this.schedule.everyMs);
   }
 

@@ -25,6 +25,16 @@ function refsOf(output: unknown): [string, OutputRef][] {
   return Object.entries(output).filter((e): e is [string, OutputRef] => isRef(e[1]));
 }
 
+/** The steps a stored output (JSON text) refers to: a summary of the run must keep them. */
+export function referencedSteps(outputText: string | null): string[] {
+  if (outputText === null || !outputText.includes("$steadRef")) return [];
+  try {
+    return refsOf(JSON.parse(outputText)).map(([, r]) => r.$steadRef.step);
+  } catch {
+    return [];
+  }
+}
+
 export function hasOutputRefs(output: unknown): boolean {
   return refsOf(output).length > 0;
 }

@@ -8,6 +8,8 @@ import { SteadError } from "../errors.js";
 import type { RetentionResult, Store } from "../store/types.js";
 import { gcWorkspaces, type GcResult } from "../workspace/index.js";
 import { parseDuration } from "./durations.js";
+import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.js";
+import { referencedSteps } from "./output-refs.js";
 
 export interface RunRetentionOptions {
   /** Delete runs finished at least this long ago: ms, or a duration such as "30d". */
@@ -28,16 +30,20 @@ export interface RunRetentionSummary {
   bytesFreed: number;
 }
 
-const PAGE = 200;
+/** Roots per store transaction: SQLite's is synchronous, and a worker's leases wait meanwhile. */
+const PAGE = 50;
 const MAX_KEPT_LISTED = 100;
 
-/** The shortest age retention takes: a run that just ended may still be read by whoever waited for it. */
-export const MIN_RETENTION_MS = 60_000;
+/**
+ * The shortest age retention takes: an idempotency key lives a day by default, and a key whose
+ * run was deleted would answer a retried command with a run that no longer exists.
+ */
+export const MIN_RETENTION_MS = DEFAULT_IDEMPOTENCY_TTL_MS;
 
 export function retentionAge(value: number | string, what = "finishedBefore"): number {
   const ms = parseDuration(value, what);
   if (ms < MIN_RETENTION_MS) {
-    throw new SteadError("STEAD_BAD_OPTION", `${what} ${String(value)} is shorter than a minute`, { fix: "keep finished runs at least a minute, e.g. 30d" });
+    throw new SteadError("STEAD_BAD_OPTION", `${what} ${String(value)} is shorter than a day, the life of an idempotency key`, { fix: "keep finished runs at least a day, e.g. 30d" });
   }
   return ms;
 }
@@ -51,7 +57,7 @@ export async function deleteFinishedRuns(store: Store, options: RunRetentionOpti
   for (;;) {
     const roots = await store.finishedRoots(endedBefore, after, PAGE);
     if (roots.length === 0) break;
-    const r = await store.deleteRunTrees(roots, { endedBefore, keepSummary: options.keepSummary ?? false, at: now });
+    const r = await store.deleteRunTrees(roots, { endedBefore, keepSummary: options.keepSummary ?? false, at: now, summaryKeeps: referencedSteps });
     out.runs += r.runs.length;
     out.keptCount += r.kept.length;
     for (const k of r.kept) if (out.kept.length < MAX_KEPT_LISTED) out.kept.push(k);

@@ -10,13 +10,14 @@
  * Invariants: a backup never overwrites a file (the finished copy is linked into place, which
  * fails if the name was taken meanwhile), and a copy that failed a check is removed, never named.
  */
-import { constants, accessSync, existsSync, linkSync, rmSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { SteadError } from "../errors.js";
 import { SqliteStore, sealBackup } from "../store/sqlite/index.js";
 import { digestDifferences, digestStore, exportStore, importStore, VerifiedDump, type ImportSummary, type StoreDigest } from "../store/transfer/index.js";
 import { TRANSFER_TABLES, type BackupRecord, type Store } from "../store/types.js";
+import { SCHEMA_VERSION } from "../store/schema/tables.js";
 
 export interface BackupSummary {
   /** The backup's absolute path. */
@@ -61,6 +62,8 @@ export async function takeBackup(store: Store, target: string): Promise<BackupSu
     } catch (e) {
       throw badTarget(file, `could not be created (${e instanceof Error ? e.message : String(e)})`);
     }
+    // The name is durable before the backup is reported taken (and older ones pruned).
+    fsyncDir(dirname(file));
     return { file, source: store.location, schemaVersion: info.schemaVersion, bytes: statSync(file).size, tables };
   } finally {
     rmSync(partial, { force: true });
@@ -123,7 +126,10 @@ export class CheckedBackup {
 
 /** The backup's own record, once the copy passes SQLite's integrity check and matches the digests it records. */
 async function checkBackup(copy: SqliteStore, path: string): Promise<BackupRecord> {
-  await copy.check();
+  const info = await copy.check();
+  if (info.schemaVersion !== SCHEMA_VERSION) {
+    throw badBackup(path, `was taken at schema version ${info.schemaVersion}; this Stead restores backups of version ${SCHEMA_VERSION}`, info.schemaVersion < SCHEMA_VERSION ? "restore it with the Stead version that took it, then migrate the restored store (`stead migrate`); or copy the backup and open the copy with --store, which migrates it" : "restore it with the newer Stead that took it");
+  }
   const problems = await copy.integrityProblems();
   if (problems.length > 0) throw badBackup(path, `is damaged: SQLite's integrity check found ${problems.slice(0, 3).join("; ")}`, "restore from another backup");
   const record = await copy.backupRecord();
@@ -153,6 +159,15 @@ async function withCopy<T>(path: string, fn: (copy: SqliteStore) => Promise<T>):
     return await fn(copy);
   } finally {
     await copy.close();
+  }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

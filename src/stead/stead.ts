@@ -638,7 +638,6 @@ export class Stead {
     return diffRunSnapshots(this.store, runId, stepA, stepB);
   }
 
-  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots). */
   /**
    * Deletes runs finished at least `finishedBefore` ago (journal, events, waits, holds, snapshots,
    * the run rows unless `keepSummary`), a whole run tree and a whole session at a time, then the
@@ -650,6 +649,7 @@ export class Stead {
     return deleteFinishedRuns(this.store, options);
   }
 
+  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots). */
   async gc(options: GcOptions = {}): Promise<GcResult> {
     await this.ready();
     return gcWorkspaces(this.store, options);

@@ -10,7 +10,7 @@
  * it: a step's caller gets the written step's output as stored, so replay sees what live code saw.
  */
 import type { Redactor } from "../redactor.js";
-import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, Store, Unit, UnitResult } from "./types.js";
+import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
 
 export const REDACTED_EVENT = "payload.redacted";
 
@@ -45,6 +45,14 @@ class Scrub {
 
   run(r: NewRun, field: string): void {
     r.input = this.text(r.input, `${field} input`);
+    // A fork's journal, copied from its source (already redacted there, unless written before redaction was configured).
+    for (const s of r.journal ?? []) this.step(s);
+  }
+
+  step(s: StepWrite): void {
+    s.output = this.text(s.output, `step ${s.stepId} output`);
+    s.error = this.text(s.error, `step ${s.stepId} error`);
+    s.checkpoint = this.text(s.checkpoint, `step ${s.stepId} checkpoint`);
   }
 
   mutation(m: Mutation): void {
@@ -52,14 +60,13 @@ class Scrub {
       m.run.output = this.text(m.run.output, "run output");
       m.run.error = this.text(m.run.error, "run error");
     }
-    for (const s of m.steps ?? []) {
-      s.output = this.text(s.output, `step ${s.stepId} output`);
-      s.error = this.text(s.error, `step ${s.stepId} error`);
-      s.checkpoint = this.text(s.checkpoint, `step ${s.stepId} checkpoint`);
-    }
+    for (const s of m.steps ?? []) this.step(s);
     for (const w of m.waits ?? []) w.request = this.text(w.request, `wait ${w.name} request`);
     for (const w of m.resolveWaits ?? []) w.result = this.text(w.result, `wait ${w.name} result`);
-    for (const h of m.holds ?? []) h.details = this.text(h.details, `hold ${h.kind} details`) ?? h.details;
+    for (const h of m.holds ?? []) {
+      h.details = this.text(h.details, `hold ${h.kind} details`) ?? h.details;
+      h.reason = this.plain(h.reason, `hold ${h.kind} reason`);
+    }
     for (const r of m.newRuns ?? []) this.run(r, `new run ${r.id}`);
     for (const s of m.snapshots ?? []) s.checkpoint = this.text(s.checkpoint, `snapshot ${s.seq} checkpoint`);
     if (m.idempotency) this.idempotency(m.idempotency);
@@ -68,6 +75,15 @@ class Scrub {
 
   idempotency(k: IdempotencyWrite): void {
     k.result = this.text(k.result, `${k.verb} result`) ?? k.result;
+    k.summary = this.plain(k.summary, `${k.verb} arguments`);
+  }
+
+  /** A plain string (not JSON text). */
+  plain(value: string, field: string): string {
+    const r = this.redactor.plain(value);
+    if (r.rules.length === 0) return value;
+    this.found.push({ field, rules: r.rules });
+    return r.text;
   }
 
   /** The record of what was redacted, as an event (undefined when nothing was). */
@@ -78,7 +94,7 @@ class Scrub {
 
 /** `store` with its two write paths (createRun, commit) redacted; everything else is the store's own. */
 export function redactingStore(store: Store, redactor: Redactor): Store {
-  if (!redactor.active) return store;
+  // Wrapped even when nothing is redacted yet: `ctx.secret` adds values later.
   const rawCreateRun = store.createRun.bind(store);
   const rawCommit = store.commit.bind(store);
   const createRun = (run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> => {

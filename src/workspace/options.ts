@@ -26,11 +26,11 @@ export const DEFAULT_EXCLUDES: readonly string[] = [
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 /**
- * Files that by convention hold credentials: never captured unless `secretFiles: false`, and
+ * Files that by convention hold credentials: never captured unless `skipSecretFiles: false`, and
  * listed in the snapshot's notes as skipped (so a restore leaves them as they are on disk).
  * `.env.example`, `.env.sample` and `.env.template` are kept: they are written to be shared.
  */
-const SECRET_FILE = /^(?:\.env(?:\.(?!(?:example|sample|template)$)[^/]+)?|\.envrc|\.netrc|\.npmrc|\.pypirc|id_(?:rsa|dsa|ecdsa|ed25519)|[^/]+\.(?:pem|key|p12|pfx))$/;
+const SECRET_FILE = /^(?:\.env(?:\.(?!(?:example|sample|template)$)[^/]+)?|\.envrc|\.netrc|\.npmrc|\.pypirc|\.pgpass|\.git-credentials|id_(?:rsa|dsa|ecdsa|ed25519)|[^/]+\.(?:pem|key|p12|pfx))$/;
 
 export function isSecretFile(name: string): boolean {
   return SECRET_FILE.test(name);

@@ -190,16 +190,17 @@ export class StepRunner {
     const snapshots = parts?.snapshots.length ? { snapshots: parts.snapshots } : {};
     const captureEvents = parts?.events ?? NO_EVENTS;
     if (failed) {
-      const error = encodeError(failure);
+      const failedStep: StepWrite = { seq, stepId, kind, status: "failed", attempt, error: encodeError(failure), startedAt, completedAt, ...checkpoint };
       await this.writer.write({
-        steps: [{ seq, stepId, kind, status: "failed", attempt, error, startedAt, completedAt, ...checkpoint }],
+        steps: [failedStep],
         run: { lostClaims: 0 },
         ...snapshots,
         events: [{ type: "step.failed", data: { step: stepId, seq, attempt, ms, error: errorMessage(failure) } }, ...captureEvents],
       });
       if (parts) this.workspace.committed(parts);
       crashPoint("after-commit", [stepId]);
-      throw this.replayError(stepId, { error });
+      // As recorded (redacted in place by the store): replay throws the same error.
+      throw this.replayError(stepId, { error: failedStep.error ?? null });
     }
     // Live events of this attempt give way to its outcome, in the same write (DESIGN: the one compaction).
     const compacts = options.compacts;

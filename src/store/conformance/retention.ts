@@ -31,12 +31,19 @@ export function describeRetention(api: ConformanceTestApi, h: Harness): void {
       await h.created("open-1");
       expect(await h.store.finishedRoots(LATER(), null, 10)).toEqual(["t1"]);
       expect(await h.store.finishedRoots(0, null, 10)).toEqual([]);
+      const top = Math.max(...(await h.store.events({})).map((e) => e.seq));
       const r = await h.store.deleteRunTrees(["t1"], { endedBefore: LATER(), keepSummary: false, at: Date.now() });
       expect(r).toEqual({ runs: ["t1", "t1.kid"], kept: [] });
       for (const id of ["t1", "t1.kid"]) {
-        expect(await h.snapshot(h.store, id)).toEqual({ run: undefined, journal: [], waits: [], holds: [], events: [], children: [] });
+        const s = await h.snapshot(h.store, id);
+        expect({ ...s, events: s.events.map((e) => e.type) }).toEqual({ run: undefined, journal: [], waits: [], holds: [], events: ["run.pruned"], children: [] });
       }
       expect((await h.store.getRun("open-1"))?.status).toBe("pending");
+      // Event numbers only grow: a follower's position stays valid, and the next event is past it.
+      const after = (await h.store.events({})).map((e) => e.seq);
+      expect(Math.max(...after)).toBeGreaterThan(top);
+      await h.commitOne(h.store, [{ runId: "open-1", events: [{ type: "later" }] }]);
+      expect(Math.max(...(await h.store.events({})).map((e) => e.seq))).toBeGreaterThan(Math.max(...after));
     });
 
     it("keeps a tree with a run not finished or finished after the cut-off, and changes nothing of it", async () => {
@@ -52,15 +59,23 @@ export function describeRetention(api: ConformanceTestApi, h: Harness): void {
       expect(early.kept).toEqual([{ root: "t2", reason: "run t2 ended after the cut-off" }]);
     });
 
-    it("keeps a summary when asked: the run row and one run.pruned event, nothing else", async () => {
+    it("keeps a summary when asked: the run row, the steps its output refers to, and one run.pruned event", async () => {
       await finishedTree("t3");
-      const r = await h.store.deleteRunTrees(["t3"], { endedBefore: LATER(), keepSummary: true, at: 1234 });
+      expect(await h.commitOne(h.store, [{ runId: "t3", run: { output: JSON.stringify({ text: { ref: "a" } }) } }])).toMatchObject({ ok: true });
+      const r = await h.store.deleteRunTrees(["t3"], { endedBefore: LATER(), keepSummary: true, at: 1234, summaryKeeps: (output) => (output?.includes('"ref":"a"') ? ["a"] : []) });
       expect(r.runs).toEqual(["t3", "t3.kid"]);
       const s = await h.snapshot(h.store, "t3");
       expect(s.run?.status).toBe("completed");
-      expect({ journal: s.journal, waits: s.waits, holds: s.holds, events: s.events.map((e) => [e.type, e.at]) }).toEqual({ journal: [], waits: [], holds: [], events: [["run.pruned", 1234]] });
+      expect({ journal: s.journal.map((j) => j.stepId), waits: s.waits, holds: s.holds, events: s.events.map((e) => [e.type, e.at]) }).toEqual({ journal: ["a"], waits: [], holds: [], events: [["run.pruned", 1234]] });
       // A summary is done: it is not listed again.
       expect(await h.store.finishedRoots(LATER(), null, 10)).toEqual([]);
+    });
+
+    it("never reduces a session's turns to summaries", async () => {
+      await h.created("st-1", { sessionId: "sess-s" });
+      await h.setStatus("st-1", "completed");
+      const r = await h.store.deleteRunTrees(["st-1"], { endedBefore: LATER(), keepSummary: true, at: Date.now() });
+      expect(r).toEqual({ runs: [], kept: [{ root: "st-1", reason: "run st-1 is a turn of session sess-s, which is deleted whole, never reduced to a summary" }] });
     });
 
     it("deletes a session only with all of its turns", async () => {

@@ -8,14 +8,22 @@
 export interface RetentionOptions {
   /** Only trees whose every run ended (status completed, failed or cancelled) before this time (ms). */
   endedBefore: number;
-  /** Keep each run's row (status, input, output, error, times) and one `run.pruned` event; delete the rest. */
+  /**
+   * Keep each run's row (status, input, output, error, times), the steps its output refers to, and
+   * its `run.pruned` event; delete the rest. A session's turns are never summarized (kept instead).
+   */
   keepSummary: boolean;
   /** The time recorded in `run.pruned` events (ms). */
   at: number;
+  /** With `keepSummary`: the steps a run's stored output refers to (and needs to be read), kept with it. */
+  summaryKeeps?: (output: string | null) => readonly string[];
 }
 
 export interface RetentionResult {
-  /** Runs whose journal, events, waits, holds and snapshots were deleted (their rows too, unless kept as a summary). */
+  /**
+   * Runs whose journal, events, waits, holds and snapshots were deleted (their rows too, unless kept
+   * as a summary). Each keeps one event, `run.pruned`: event numbers are never reused.
+   */
   runs: string[];
   /** Roots left alone, each with why: a run of its tree not finished, or finished too recently. */
   kept: { root: string; reason: string }[];

@@ -888,11 +888,14 @@ export class PostgresStore implements Store {
       const done = new Set<string>();
       for (const root of roots) {
         if (done.has(root)) continue;
+        // The session's lock, as createRun takes it: no turn can be added while its turns go.
+        const [head] = (await c.query<Raw>(SQL.text(retention.SESSION_OF), [root])).rows;
+        if (typeof head?.session_id === "string") await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, head.session_id]);
         // Locked, so no run of the tree can be resumed between the check and the deletes.
         const rows = (await c.query<Raw>(`${SQL.text(retention.TREE)} FOR UPDATE OF r`, [root, root])).rows;
         const tree = rows.map(retention.toTreeRow);
         if (tree.length === 0) continue;
-        const why = retention.mustKeep(tree, options.endedBefore);
+        const why = retention.mustKeep(tree, options);
         if (why) {
           out.kept.push({ root, reason: why });
           continue;

@@ -18,40 +18,62 @@ export const TREE = `WITH RECURSIVE heads(id) AS (
     SELECT id FROM heads
     UNION SELECT c.id FROM runs c JOIN tree p ON c.parent_id = p.id
   )
-  SELECT r.id, r.status, r.updated_at FROM runs r JOIN tree t ON t.id = r.id ORDER BY r.id`;
+  SELECT r.id, r.status, r.updated_at, r.session_id, r.output FROM runs r JOIN tree t ON t.id = r.id ORDER BY r.id`;
 
-/** A run's rows besides its own, in the order they are deleted. */
-const RUN_ROWS = ["steps", "waits", "holds", "events", "snapshots"] as const;
+/** The session of root ?, to take its lock (Postgres) before its turns are read. */
+export const SESSION_OF = "SELECT session_id FROM runs WHERE id = ?";
 
 export interface TreeRow {
   id: string;
   status: string;
   updatedAt: number;
+  sessionId: string | null;
+  output: string | null;
 }
 
-export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({ id: String(r.id), status: String(r.status), updatedAt: Number(r.updated_at) });
+export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({
+  id: String(r.id),
+  status: String(r.status),
+  updatedAt: Number(r.updated_at),
+  sessionId: typeof r.session_id === "string" ? r.session_id : null,
+  output: typeof r.output === "string" ? r.output : null,
+});
 
 export interface Statement {
   sql: string;
   params: unknown[];
 }
 
-/** The statements that delete a tree's runs (or reduce each to its row and a `run.pruned` event), in order. */
+/**
+ * The statements that delete a tree's runs (or reduce each to its row, the steps its output refers
+ * to, and its `run.pruned` event), in order.
+ *
+ * Hazard: SQLite numbers a new event one past the highest there is, and an event stream position
+ * must never be handed out twice; so each run's `run.pruned` event is inserted before its events
+ * are deleted, and stays (a follower also learns from it that the run is gone).
+ */
 export function treeWrites(tree: readonly TreeRow[], o: RetentionOptions): Statement[] {
   const out: Statement[] = [];
-  const pruned = JSON.stringify({ by: "retention", endedBefore: o.endedBefore });
-  for (const { id } of tree) {
-    for (const t of RUN_ROWS) out.push({ sql: `DELETE FROM ${t} WHERE run_id = ?`, params: [id] });
-    out.push(o.keepSummary ? { sql: "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)", params: [id, o.at, pruned] } : { sql: "DELETE FROM runs WHERE id = ?", params: [id] });
+  const pruned = JSON.stringify({ by: "retention", endedBefore: o.endedBefore, summary: o.keepSummary });
+  for (const { id, output } of tree) {
+    out.push({ sql: "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)", params: [id, o.at, pruned] });
+    const keep = o.keepSummary ? [...new Set(o.summaryKeeps?.(output) ?? [])] : [];
+    out.push(keep.length ? { sql: `DELETE FROM steps WHERE run_id = ? AND step_id NOT IN (${keep.map(() => "?").join(", ")})`, params: [id, ...keep] } : { sql: "DELETE FROM steps WHERE run_id = ?", params: [id] });
+    for (const t of ["waits", "holds", "snapshots"]) out.push({ sql: `DELETE FROM ${t} WHERE run_id = ?`, params: [id] });
+    out.push({ sql: "DELETE FROM events WHERE run_id = ? AND type <> 'run.pruned'", params: [id] });
+    if (!o.keepSummary) out.push({ sql: "DELETE FROM runs WHERE id = ?", params: [id] });
   }
   return out;
 }
 
 /** Why a tree must stay (undefined: it may go). */
-export function mustKeep(tree: readonly TreeRow[], endedBefore: number): string | undefined {
+export function mustKeep(tree: readonly TreeRow[], o: Pick<RetentionOptions, "endedBefore" | "keepSummary">): string | undefined {
   const open = tree.find((r) => !TERMINAL_STATUSES.includes(r.status as RunStatus));
   if (open) return `run ${open.id} is ${open.status}`;
-  const recent = tree.find((r) => r.updatedAt >= endedBefore);
+  const recent = tree.find((r) => r.updatedAt >= o.endedBefore);
   if (recent) return `run ${recent.id} ended after the cut-off`;
+  // A summary keeps no turn's history, and a later turn would be rebuilt from it: a session goes whole or stays.
+  const turn = o.keepSummary ? tree.find((r) => r.sessionId !== null) : undefined;
+  if (turn) return `run ${turn.id} is a turn of session ${turn.sessionId ?? ""}, which is deleted whole, never reduced to a summary`;
   return undefined;
 }

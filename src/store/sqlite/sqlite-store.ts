@@ -943,7 +943,7 @@ export class SqliteStore implements Store {
           if (done.has(root)) continue;
           const tree = (this.stmt(retention.TREE).all(root, root) as Raw[]).map(retention.toTreeRow);
           if (tree.length === 0) continue;
-          const why = retention.mustKeep(tree, options.endedBefore);
+          const why = retention.mustKeep(tree, options);
           if (why) {
             out.kept.push({ root, reason: why });
             continue;
