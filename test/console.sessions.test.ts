@@ -5,7 +5,7 @@
  * line by line, a file's content at a step, the definitions and the live worker, and markup a
  * user, a model or a run's file holds shown as text.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Browser } from "playwright-core";
@@ -123,6 +123,7 @@ describe("a session", () => {
       expect(partial).not.toBe("");
       expect(answerTo("third, long").startsWith(partial ?? "?") && partial !== answerTo("third, long")).toBe(true);
       await c.shot("session-queued");
+      writeFileSync(join(server.dir, "release-long"), "");
       await fourth.locator(".answer pre").getByText(answerTo("fourth"), { exact: true }).waitFor({ timeout: 30_000 });
       await third.locator(".answer pre").getByText(answerTo("third, long"), { exact: true }).waitFor();
       expect(storeTurns("chat-1").slice(2).map((t) => [t.turn, t.status])).toEqual([
