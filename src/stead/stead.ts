@@ -3,6 +3,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import { redactingStore } from "../store/redacting-store.js";
+import { encryptingStore } from "../store/encryption/encrypting-store.js";
+import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
 import type { RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
@@ -87,6 +89,26 @@ export interface SteadOptions extends WorkerDefaults {
    * before it is stored, and the fields and rules are recorded in a `payload.redacted` event.
    */
   redaction?: RedactionOptions;
+  /**
+   * Encryption at rest (AES-256-GCM, envelope): every payload and workspace blob is sealed by a
+   * data key the store keeps wrapped by `key`. A new store is encrypted when a key is given; a
+   * store encrypted already never opens without its key (STEAD_KEY_MISSING). Default `key`:
+   * STEAD_ENCRYPTION_KEY, else STEAD_ENCRYPTION_KEY_FILE; an encrypted store also finds its key
+   * file in `keyDir` (default STEAD_KEY_DIR, else ~/.config/stead/keys) by the key's id.
+   */
+  encryption?: EncryptionOptions;
+}
+
+export interface EncryptionOptions {
+  /** A key provider (a KMS), or the path of a key file. */
+  key?: KeyProvider | string;
+  keyDir?: string;
+}
+
+/** The keys an instance may open its store with: the one given, else the environment's; and the key directory. */
+export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
+  const given = typeof options?.key === "string" ? keyFileProvider(options.key) : (options?.key ?? keyFromEnv());
+  return new KeyChain(given, options?.keyDir ?? defaultKeyDir());
 }
 
 export interface StartOptions extends ControlOptions {
@@ -146,7 +168,9 @@ export class Stead {
     );
     const readonly = options.readonly ?? false;
     this.create = !readonly && (options.create ?? true);
-    this.store = redactingStore(typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly }), this.redactor);
+    const base = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
+    // Redacted first, then sealed: a secret is gone before anything is encrypted.
+    this.store = redactingStore(encryptingStore(base, keyChainFor(options.encryption), { setUp: this.create }), this.redactor);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);

@@ -51,3 +51,10 @@ export function tokenNameTaken(name: string): SteadError {
     fix: `choose another name, or revoke that token first (stead tokens revoke ${name})`,
   });
 }
+
+/** A data key to re-wrap is not in the store (it was never there: re-wrapping replaces, never adds). */
+export function missingDataKey(id: string): SteadError {
+  return new SteadError("STEAD_KEY_MISSING", `the store has no data key ${JSON.stringify(id)} to re-wrap; nothing was changed`, {
+    fix: "read the store's keys again (stead keys status) and re-wrap those",
+  });
+}

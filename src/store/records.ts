@@ -233,6 +233,16 @@ export interface IdempotencyRow {
  * digits). A name is unique among the tokens that are not revoked; a revoked token's row stays,
  * as the record of who made it and who revoked it. `role` is stored as given (the engine checks it).
  */
+/** One key of an encrypted store, wrapped by a key-encryption key (ports/data-keys.ts). */
+export interface DataKeyRow {
+  id: string;
+  /** Which key-encryption key wrapped it. */
+  kekId: string;
+  /** The key, encrypted by that key-encryption key (base64url; the provider's format). */
+  wrapped: string;
+  createdAt: number;
+}
+
 export interface TokenRow {
   id: string;
   name: string;

@@ -7,7 +7,7 @@
  * Each row type is checked against its table at compile time (`Conforms` below): a column added to
  * the description without its field, or a field whose nullability differs, fails the typecheck.
  */
-import type { AnnouncementRow, DefinitionRow, EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, TokenRecord, TokenRow, WaitRow } from "./types.js";
+import type { AnnouncementRow, DataKeyRow, DefinitionRow, EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, TokenRecord, TokenRow, WaitRow } from "./types.js";
 import type { ColumnSpec, Dialect, LogicalType } from "./schema/model.js";
 import { TABLES, type TableName } from "./schema/tables.js";
 
@@ -97,6 +97,7 @@ export const toEvent = rowMapper<"events", EventRow>("events");
 export const toIdempotency = rowMapper<"idempotency_keys", IdempotencyRow>("idempotency_keys");
 export const toSnapshot = rowMapper<"snapshots", SnapshotRow>("snapshots");
 export const toToken = rowMapper<"tokens", TokenRow>("tokens");
+export const toDataKey = rowMapper<"data_keys", DataKeyRow>("data_keys");
 
 /** A token's row read without its hash column (sql/tokens.ts): the record, with no `hash` field at all. */
 export function toTokenRecord(r: Raw): TokenRecord {

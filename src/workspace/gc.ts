@@ -55,13 +55,15 @@ export async function gcWorkspaces(store: SnapshotsAndBlobs, options: GcOptions 
       }
     }
   }
+  const address = store.blobAddress;
+  const kept = address ? new Set([...marked].map(address)) : marked;
   let blobsDeleted = 0;
   let bytesFreed = 0;
   for (let after: string | null = null; ; ) {
     const page = await store.listBlobs(after, 1000, cutoff);
     const last = page.at(-1);
     if (!last) break;
-    const dead = page.filter((b) => !marked.has(b.hash)).map((b) => b.hash);
+    const dead = page.filter((b) => !kept.has(b.hash)).map((b) => b.hash);
     if (dead.length) {
       const r = await store.deleteBlobs(dead, cutoff);
       blobsDeleted += r.count;

@@ -33,6 +33,12 @@ export interface SnapshotsAndBlobs {
   storeTime(): Promise<number>;
   /** Up to `limit` blobs last touched before `touchedBefore` (store clock), with hash above `after`, by hash. */
   listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]>;
+  /**
+   * The name a blob of content hash `hash` is kept under, when it is not the hash itself (an
+   * encrypted store keys its addresses): what `listBlobs` lists and `deleteBlobs` takes. Every
+   * other method takes content hashes.
+   */
+  readonly blobAddress?: (hash: string) => string;
   /** Deletes those of `hashes` still last touched before `touchedBefore`; returns the count and their stored bytes. */
   deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }>;
 }

@@ -6,6 +6,7 @@
 import type { StoreBackups } from "./backups.js";
 import type { ClaimsAndLeases } from "./claims.js";
 import type { Commits } from "./commits.js";
+import type { DataKeys } from "./data-keys.js";
 import type { DefinitionAnnouncements } from "./definitions.js";
 import type { IdempotencyKeys } from "./idempotency-keys.js";
 import type { StoreLifecycle } from "./lifecycle.js";
@@ -29,6 +30,7 @@ export interface Store
     SnapshotsAndBlobs,
     StorageRoom,
     TokenStore,
+    DataKeys,
     Tallies,
     TransferRows,
     RunRetention,

@@ -8,7 +8,7 @@
  * checked against the run row locked FOR UPDATE (a concurrent claim waits for this commit).
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
 import { applyMutationFunctionSql } from "./mutation-function.js";
 
 export interface Migration {
@@ -561,6 +561,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: RUN_LISTING_VERSION, name: "run listing: an index per filter and sort key", sql: ddlSince("postgres", RUN_LISTING_VERSION) },
   // No mutation writes these tables: stead_apply_mutation stays as 6 installed it.
   { version: DEFINITIONS_VERSION, name: "definitions workers announce, and which workers serve them", sql: ddlSince("postgres", DEFINITIONS_VERSION) },
+  { version: DATA_KEYS_VERSION, name: "an encrypted store's data keys, wrapped", sql: ddlSince("postgres", DATA_KEYS_VERSION) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toAnnouncement, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import { toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
 import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
 import { checkEventDeletes } from "../event-deletes.js";
@@ -51,13 +52,14 @@ import type {
   TokenRecord,
   TokenRow,
   TokenWrite,
+  DataKeyRow,
   Unit,
   UnitResult,
   WaitRow,
   WorkerAttachment,
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
-import { keyTaken, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
 import { simpleStepWrite, STEP_COMMIT_SQL } from "./step-commit.js";
 import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
@@ -553,6 +555,22 @@ export class PostgresStore implements Store {
   async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
     const rows = await this.query(`${SQL.text(tokenSql.TOUCH_TOKEN)} RETURNING 1 AS touched`, [at, id, at - minIntervalMs]);
     return rows.length > 0;
+  }
+
+  async dataKeys(): Promise<DataKeyRow[]> {
+    return (await this.query(SQL.text(dataKeySql.LIST_DATA_KEYS))).map(toDataKey);
+  }
+
+  async addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    await this.transaction(async (c) => {
+      for (const k of rows) await c.query(SQL.text(dataKeySql.INSERT_DATA_KEY), [k.id, k.kekId, k.wrapped, k.createdAt]);
+    });
+  }
+
+  async rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
+    await this.transaction(async (c) => {
+      for (const k of rows) if ((await c.query(SQL.text(dataKeySql.REWRAP_DATA_KEY), [k.kekId, k.wrapped, k.id])).rowCount !== 1) throw missingDataKey(k.id);
+    });
   }
 
   async announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number): Promise<void> {

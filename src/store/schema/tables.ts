@@ -17,7 +17,7 @@ import { added, bookkeeping, col, type TableSpec } from "./model.js";
  * version may change no table (6 replaced Postgres's stead_apply_mutation only): nothing here is
  * marked with it, and each dialect still has a migration of that number.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** The version that added access tokens (the `tokens` table); both dialects' migrations read it. */
 export const TOKENS_VERSION = 7;
@@ -30,6 +30,9 @@ export const RUN_LISTING_VERSION = 9;
 
 /** The version that added the definition catalog and workers' announcements (see below). */
 export const DEFINITIONS_VERSION = 10;
+
+/** The version that added the data keys of an encrypted store (`data_keys`, see encryption/). */
+export const DATA_KEYS_VERSION = 11;
 
 const table = <const T extends TableSpec>(t: T): T => t;
 
@@ -284,6 +287,16 @@ export const TABLES = {
       { name: "announcements_name", columns: ["name", "fingerprint"] },
       { name: "announcements_expiry", columns: ["expires_at"] },
     ],
+  }),
+
+  // An encrypted store's keys, each wrapped by a key-encryption key the store never holds
+  // (encryption/keyring.ts). A store with any row here is encrypted: it never opens without its key.
+  // `id` "mac" is the key blob addresses are keyed with; every other id is a data key, the newest
+  // of which encrypts new values. Never exported (transfer/tables.ts says why).
+  data_keys: table({
+    since: DATA_KEYS_VERSION,
+    key: ["id"],
+    columns: [col("id", "text"), col("kek_id", "text"), col("wrapped", "text"), col("created_at", "bigint")],
   }),
 
   // Each group commit's results under a token the writer chose (a COMMIT whose reply was lost is read back).

@@ -57,7 +57,7 @@ export function treeWrites(tree: readonly TreeRow[], o: RetentionOptions): State
   const pruned = JSON.stringify({ by: "retention", endedBefore: o.endedBefore, summary: o.keepSummary });
   for (const { id, output } of tree) {
     out.push({ sql: "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)", params: [id, o.at, pruned] });
-    const keep = o.keepSummary ? [...new Set(o.summaryKeeps?.(output) ?? [])] : [];
+    const keep = o.keepSummary ? [...new Set(o.summaryKeeps?.(output, id) ?? [])] : [];
     out.push(keep.length ? { sql: `DELETE FROM steps WHERE run_id = ? AND step_id NOT IN (${keep.map(() => "?").join(", ")})`, params: [id, ...keep] } : { sql: "DELETE FROM steps WHERE run_id = ?", params: [id] });
     for (const t of ["waits", "holds", "snapshots"]) out.push({ sql: `DELETE FROM ${t} WHERE run_id = ?`, params: [id] });
     out.push({ sql: "DELETE FROM events WHERE run_id = ? AND type <> 'run.pruned'", params: [id] });

@@ -3,7 +3,7 @@
  * Each migration runs in one transaction together with its row in `stead_migrations`.
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
 
 export interface Migration {
   version: number;
@@ -208,6 +208,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "definitions workers announce, and which workers serve them",
     sql: ddlSince("sqlite", DEFINITIONS_VERSION),
   },
+  { version: DATA_KEYS_VERSION, name: "an encrypted store's data keys, wrapped", sql: ddlSince("sqlite", DATA_KEYS_VERSION) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -38,6 +38,7 @@ import type {
   TokenRecord,
   TokenRow,
   TokenWrite,
+  DataKeyRow,
   Unit,
   UnitResult,
   WaitRow,
@@ -46,8 +47,9 @@ import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
 import type { BackupRecord } from "../ports/backups.js";
-import { keyTaken, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
-import { toAnnouncement, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import { keyTaken, missingDataKey, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
 import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
 import { earlierTurnsEnded, sessionsSql } from "../sessions-sql.js";
@@ -576,6 +578,26 @@ export class SqliteStore implements Store {
 
   async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
     return Promise.resolve(this.written(() => this.stmt(tokenSql.TOUCH_TOKEN).run(at, id, at - minIntervalMs).changes > 0));
+  }
+
+  dataKeys(): Promise<DataKeyRow[]> {
+    return Promise.resolve((this.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey));
+  }
+
+  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    const insert = this.stmt(dataKeySql.INSERT_DATA_KEY);
+    this.written(() => this.db.transaction(() => {
+      for (const k of rows) insert.run(k.id, k.kekId, k.wrapped, k.createdAt);
+    }).immediate());
+    return Promise.resolve();
+  }
+
+  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
+    const update = this.stmt(dataKeySql.REWRAP_DATA_KEY);
+    this.written(() => this.db.transaction(() => {
+      for (const k of rows) if (update.run(k.kekId, k.wrapped, k.id).changes !== 1) throw missingDataKey(k.id);
+    }).immediate());
+    return Promise.resolve();
   }
 
   announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {

@@ -1,0 +1,334 @@
+/**
+ * A store whose payloads are encrypted at rest (see cipher.ts for the format, sealed-values.ts for
+ * what each value is bound to): writes are sealed before they reach the store, reads opened after.
+ * Encrypted: runs' input, output and error; steps' output, error and checkpoint metadata; waits'
+ * requests and results; holds' reasons and details; event data (but `step` and `attempt`); control
+ * commands' recorded arguments and results; snapshots' notes and checkpoint metadata; workspace
+ * blobs, kept under a keyed address (keyring.ts). In the clear: ids, names, kinds, statuses, times,
+ * counts and sizes (what the store filters, sorts and joins on), the store's own lease events, and
+ * the root hash of each snapshot's (encrypted) tree.
+ *
+ * Invariant: the caller's objects are never changed (the redacting store above relies on handing
+ * the engine what it wrote); a plain store's calls pass through untouched. The keyring is read by
+ * `migrate`/`check` (Stead calls one before anything else) and refused there if missing.
+ */
+import { SteadError } from "../../errors.js";
+import type {
+  BlobRow,
+  BlobWrite,
+  ClaimedRun,
+  EventWrite,
+  IdempotencyRow,
+  IdempotencyWrite,
+  Mutation,
+  NewRun,
+  RetentionOptions,
+  RunRow,
+  StepWrite,
+  Store,
+  Unit,
+} from "../types.js";
+import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js";
+import type { KeyChain } from "./key-providers.js";
+import { openKeyring, type Keyring } from "./keyring.js";
+import { at, CLEAR_EVENT_FIELDS, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
+
+export interface EncryptingStore extends Store {
+  /** The keyring once read; null for a plain store (or before migrate/check). */
+  readonly keyring: Keyring | null;
+}
+
+function tampered(aad: string, e: unknown): SteadError {
+  const [table, ...rest] = aad.split("|");
+  const column = rest.pop();
+  const why =
+    e instanceof SealError
+      ? e.failure === "not sealed"
+        ? "holds plain text where the store keeps only encrypted values"
+        : e.failure === "unknown key"
+          ? `was sealed by data key ${e.keyId ?? "?"}, which the store does not have`
+          : "does not authenticate: its bytes were changed, or it was moved from another row or column"
+      : String(e);
+  return new SteadError("STEAD_DATA_TAMPERED", `the encrypted ${column ?? "value"} of ${table ?? "?"} row ${rest.join("/")} ${why}; nothing was read from it`, {
+    fix: "restore the store (or that row) from a backup",
+  });
+}
+
+class Sealer {
+  constructor(private readonly ring: Keyring) {}
+
+  seal<T extends string | null | undefined>(value: T, aad: string): T {
+    return (typeof value === "string" ? sealText(this.ring.active, value, aad) : value) as T;
+  }
+
+  readonly open: Opener = (value, aad) => {
+    if (value === null) return value;
+    try {
+      return openText(this.ring.keys, value, aad) as typeof value;
+    } catch (e) {
+      throw tampered(aad, e);
+    }
+  };
+
+  step(runId: string, s: StepWrite): StepWrite {
+    return { ...s, output: this.seal(s.output, at.step(runId, s.seq, "output")), error: this.seal(s.error, at.step(runId, s.seq, "error")), checkpoint: this.seal(s.checkpoint, at.step(runId, s.seq, "checkpoint")) };
+  }
+
+  run(r: NewRun): NewRun {
+    const out: NewRun = { ...r, input: this.seal(r.input, at.run(r.id, "input")) };
+    if (r.journal) out.journal = r.journal.map((s) => this.step(r.id, s));
+    return out;
+  }
+
+  events(runId: string, events: readonly EventWrite[]): EventWrite[] {
+    return events.map((e) => {
+      const data: Record<string, unknown> = { [SEALED_FIELD]: sealText(this.ring.active, JSON.stringify(e.data ?? {}), at.event(runId, e.type)) };
+      for (const f of CLEAR_EVENT_FIELDS) if (e.data && f in e.data) data[f] = e.data[f];
+      return { ...e, data };
+    });
+  }
+
+  idempotency(k: IdempotencyWrite): IdempotencyWrite {
+    return { ...k, summary: this.seal(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary")), result: this.seal(k.result, at.idempotency(k.verb, k.scope, k.key, "result")) };
+  }
+
+  openIdempotency(k: IdempotencyRow): IdempotencyRow {
+    return { ...k, summary: this.open(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary")), result: this.open(k.result, at.idempotency(k.verb, k.scope, k.key, "result")) };
+  }
+
+  /** `waitSeqs`: each resolved wait's journal position (its result is sealed as that step's output). */
+  mutation(m: Mutation, waitSeqs: ReadonlyMap<string, number>): Mutation {
+    const id = m.runId;
+    const out: Mutation = { ...m };
+    if (m.run) out.run = { ...m.run, output: this.seal(m.run.output, at.run(id, "output")), error: this.seal(m.run.error, at.run(id, "error")) };
+    if (m.steps) out.steps = m.steps.map((s) => this.step(id, s));
+    if (m.waits) out.waits = m.waits.map((w) => ({ ...w, request: this.seal(w.request, at.waitRequest(id, w.name)) }));
+    if (m.resolveWaits) {
+      out.resolveWaits = m.resolveWaits.map((w) => {
+        const seq = waitSeqs.get(w.name);
+        if (typeof w.result !== "string") return w;
+        // A wait the store does not have resolves nothing: its result is never written.
+        return seq === undefined ? { ...w, result: null } : { ...w, result: this.seal(w.result, at.step(id, seq, "output")) };
+      });
+    }
+    if (m.holds) out.holds = m.holds.map((h) => ({ ...h, reason: this.seal(h.reason, at.hold(id, h.kind, h.seq, "reason")), details: this.seal(h.details, at.hold(id, h.kind, h.seq, "details")) }));
+    if (m.newRuns) out.newRuns = m.newRuns.map((r) => this.run(r));
+    if (m.snapshots) out.snapshots = m.snapshots.map((s) => ({ ...s, notes: this.seal(s.notes, at.snapshot(id, s.seq, s.source, "notes")), checkpoint: this.seal(s.checkpoint, at.snapshot(id, s.seq, s.source, "checkpoint")) }));
+    if (m.idempotency) out.idempotency = this.idempotency(m.idempotency);
+    if (m.events) out.events = this.events(id, m.events);
+    return out;
+  }
+
+  claimed(c: ClaimedRun): ClaimedRun {
+    return { ...c, run: openRun(this.open, c.run), journal: c.journal.map((s) => openStep(this.open, s)) };
+  }
+
+  blobs(blobs: readonly BlobWrite[]): BlobWrite[] {
+    return blobs.map((b) => {
+      const address = this.ring.blobAddress(b.hash);
+      return { hash: address, size: b.size, data: sealBytes(this.ring.active, b.data, at.blob(address)) };
+    });
+  }
+
+  openBlob(hash: string, b: BlobRow): BlobRow {
+    try {
+      return { hash, size: b.size, data: openBytes(this.ring.keys, b.data, at.blob(b.hash)) };
+    } catch (e) {
+      throw tampered(`blobs|${b.hash}|data`, e);
+    }
+  }
+}
+
+function noTransfer(): never {
+  throw new SteadError("STEAD_BAD_OPTION", "an encrypted store is not exported or imported yet: a dump would hold its values in the clear, or ciphertext no other store can open", {
+    fix: "move an encrypted SQLite store with `stead backup --to FILE` (it stays encrypted; the key opens it anywhere); a Postgres one with pg_dump",
+  });
+}
+
+/**
+ * `store` with its payloads encrypted when it is encrypted (or when `chain` gives a key and the
+ * store is new), and passed through when it is plain.
+ */
+export function encryptingStore(store: Store, chain: KeyChain, options: { setUp: boolean }): EncryptingStore {
+  let ring: Keyring | null = null;
+  let sealer: Sealer | null = null;
+  let opened: Promise<void> | undefined;
+  const openRing = (): Promise<void> =>
+    (opened ??= openKeyring(store, chain, options).then(
+      (r) => {
+        ring = r;
+        sealer = r ? new Sealer(r) : null;
+      },
+      (e: unknown) => {
+        opened = undefined;
+        throw e;
+      },
+    ));
+
+  const waitSeqs = async (units: readonly Unit[]): Promise<Map<string, Map<string, number>>> => {
+    const out = new Map<string, Map<string, number>>();
+    for (const unit of units)
+      for (const m of unit) {
+        if (!m.resolveWaits?.some((w) => typeof w.result === "string")) continue;
+        const seqs = out.get(m.runId) ?? new Map<string, number>();
+        for (const w of await store.waits(m.runId)) seqs.set(w.name, w.seq);
+        for (const w of m.waits ?? []) seqs.set(w.name, w.seq);
+        out.set(m.runId, seqs);
+      }
+    return out;
+  };
+
+  const own: Partial<Record<keyof Store, unknown>> = {
+    async migrate() {
+      await store.migrate();
+      await openRing();
+    },
+    async check() {
+      const info = await store.check();
+      await openRing();
+      return info;
+    },
+    async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
+      if (!sealer) return store.createRun(run, events, idempotency);
+      const s = sealer;
+      return openRun(s.open, await store.createRun(s.run(run), s.events(run.id, events), idempotency ? s.idempotency(idempotency) : undefined));
+    },
+    async commit(units: Unit[], commitOptions?: Parameters<Store["commit"]>[1]) {
+      if (!sealer) return store.commit(units, commitOptions);
+      const s = sealer;
+      const seqs = await waitSeqs(units);
+      return store.commit(
+        units.map((u) => u.map((m) => s.mutation(m, seqs.get(m.runId) ?? new Map()))),
+        commitOptions,
+      );
+    },
+    async getRun(id: string) {
+      const r = await store.getRun(id);
+      return r && sealer ? openRun(sealer.open, r) : r;
+    },
+    async listRuns(query?: Parameters<Store["listRuns"]>[0]) {
+      const page = await store.listRuns(query);
+      const s = sealer;
+      return s ? { ...page, runs: page.runs.map((r) => openRun(s.open, r)) } : page;
+    },
+    async runActivity(runIds: readonly string[]) {
+      const rows = await store.runActivity(runIds);
+      const s = sealer;
+      return s ? rows.map((a) => ({ ...a, openWaits: a.openWaits.map((w) => openWait(s.open, w)), openHolds: a.openHolds.map((h) => openHold(s.open, h)) })) : rows;
+    },
+    async completedStep(runId: string, stepId: string) {
+      const r = await store.completedStep(runId, stepId);
+      return r && sealer ? openStep(sealer.open, r) : r;
+    },
+    async journal(runId: string) {
+      const rows = await store.journal(runId);
+      const s = sealer;
+      return s ? rows.map((r) => openStep(s.open, r)) : rows;
+    },
+    async waits(runId: string) {
+      const rows = await store.waits(runId);
+      const s = sealer;
+      return s ? rows.map((w) => openWait(s.open, w)) : rows;
+    },
+    async dueTimers(now: number, limit: number) {
+      const rows = await store.dueTimers(now, limit);
+      const s = sealer;
+      return s ? rows.map((w) => openWait(s.open, w)) : rows;
+    },
+    async holds(filter?: Parameters<Store["holds"]>[0]) {
+      const rows = await store.holds(filter);
+      const s = sealer;
+      return s ? rows.map((h) => openHold(s.open, h)) : rows;
+    },
+    async events(filter?: Parameters<Store["events"]>[0]) {
+      const rows = await store.events(filter);
+      const s = sealer;
+      return s ? rows.map((e) => openEvent(s.open, e)) : rows;
+    },
+    async eventsAfter(position: string | null, filter?: Parameters<Store["eventsAfter"]>[1]) {
+      const page = await store.eventsAfter(position, filter);
+      const s = sealer;
+      return s ? { ...page, events: page.events.map((e) => openEvent(s.open, e)) } : page;
+    },
+    async listSessions(filter?: Parameters<Store["listSessions"]>[0]) {
+      const rows = await store.listSessions(filter);
+      const s = sealer;
+      return s ? rows.map((x) => (x.last?.error ? { ...x, last: { ...x.last, error: s.open(x.last.error, at.run(x.last.runId, "error")) } } : x)) : rows;
+    },
+    async claim(request: Parameters<Store["claim"]>[0]) {
+      const rows = await store.claim(request);
+      const s = sealer;
+      return s ? rows.map((c) => s.claimed(c)) : rows;
+    },
+    async claimable(request: Parameters<Store["claimable"]>[0]) {
+      const rows = await store.claimable(request);
+      const s = sealer;
+      return s ? rows.map((c) => s.claimed(c)) : rows;
+    },
+    async idempotencyKey(verb: string, scope: string, key: string) {
+      const r = await store.idempotencyKey(verb, scope, key);
+      return r && sealer ? sealer.openIdempotency(r) : r;
+    },
+    async deleteRunTrees(roots: readonly string[], o: RetentionOptions) {
+      const s = sealer;
+      const keeps = o.summaryKeeps;
+      if (!s || !keeps) return store.deleteRunTrees(roots, o);
+      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (output, runId) => keeps(s.open(output, at.run(runId, "output")), runId) });
+    },
+    async snapshots(runId: string) {
+      const rows = await store.snapshots(runId);
+      const s = sealer;
+      return s ? rows.map((x) => openSnapshot(s.open, x)) : rows;
+    },
+    async getSnapshot(runId: string, where: Parameters<Store["getSnapshot"]>[1]) {
+      const r = await store.getSnapshot(runId, where);
+      return r && sealer ? openSnapshot(sealer.open, r) : r;
+    },
+    async putBlobs(blobs: readonly BlobWrite[]) {
+      return store.putBlobs(sealer ? sealer.blobs(blobs) : blobs);
+    },
+    async missingBlobs(hashes: readonly string[]) {
+      const r = ring;
+      if (!r) return store.missingBlobs(hashes);
+      const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
+      return (await store.missingBlobs([...byAddress.keys()])).map((a) => byAddress.get(a) ?? a);
+    },
+    async getBlobs(hashes: readonly string[]) {
+      const r = ring;
+      const s = sealer;
+      if (!r || !s) return store.getBlobs(hashes);
+      const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
+      return (await store.getBlobs([...byAddress.keys()])).map((b) => s.openBlob(byAddress.get(b.hash) ?? b.hash, b));
+    },
+    async readRows(...args: Parameters<Store["readRows"]>) {
+      return ring ? noTransfer() : store.readRows(...args);
+    },
+    async writeRows(...args: Parameters<Store["writeRows"]>) {
+      return ring ? noTransfer() : store.writeRows(...args);
+    },
+  };
+  // Read-only members: the keyring, and the address of a blob (workspace gc marks by content hash; an encrypted store lists blobs by address).
+  const extra = new Set<PropertyKey>(["keyring", "blobAddress"]);
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === "keyring") return ring;
+      if (prop === "blobAddress") return ring?.blobAddress;
+      if (Object.hasOwn(own, prop)) return own[prop as keyof Store];
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== "function") return v;
+      let b = bound.get(prop);
+      if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
+      return b;
+    },
+    set(target, prop, value) {
+      if (Object.hasOwn(own, prop)) own[prop as keyof Store] = value;
+      else if (!extra.has(prop)) {
+        bound.delete(prop);
+        Reflect.set(target, prop, value, target);
+      }
+      return true;
+    },
+  }) as EncryptingStore;
+}
+

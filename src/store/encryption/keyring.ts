@@ -1,0 +1,114 @@
+/**
+ * An encrypted store's keys in the clear, for this process: every data key (each value names the
+ * one that sealed it), the newest of them (which seals new values), and the key blob addresses
+ * are keyed with. Read from the store's data_keys rows, each unwrapped by the key-encryption key
+ * that wrapped it (key-providers.ts).
+ *
+ * Invariant: a store with data key rows never yields a plain keyring: no key means a refusal.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import { SteadError } from "../../errors.js";
+import type { DataKeyRow, DataKeys, RunReads } from "../types.js";
+import { newKey, SealError, type DataKey } from "./cipher.js";
+import type { KeyChain, KeyProvider } from "./key-providers.js";
+
+/** The id of the row holding the blob address key. */
+export const MAC_KEY_ID = "mac";
+
+export interface Keyring {
+  /** Seals every new value. */
+  readonly active: DataKey;
+  /** Every data key by id, the active one included. */
+  readonly keys: ReadonlyMap<string, Buffer>;
+  /** The name a blob of content hash `hash` is kept under: a keyed digest, so the file alone never confirms a guess of a file's content. */
+  readonly blobAddress: (hash: string) => string;
+  /** Which key-encryption keys wrap the store's keys now. */
+  readonly kekIds: readonly string[];
+}
+
+const wrapContext = (id: string): string => `stead data key ${id}`;
+
+/**
+ * The store's keyring, or null for a plain store. With `chain.given` a store with no keys and no
+ * runs is set up encrypted (openers racing agree on the first rows written); one with runs in
+ * plain text is refused.
+ */
+export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns">, chain: KeyChain, options: { setUp: boolean }): Promise<Keyring | null> {
+  let rows = await store.dataKeys();
+  if (rows.length === 0) {
+    if (!chain.given || !options.setUp) return null;
+    if ((await store.countRuns()) > 0) {
+      throw new SteadError("STEAD_STORE_PLAIN", `a key was given (${chain.given.where}), but the store already holds runs in plain text; a store is encrypted from its creation only`, {
+        fix: "open this store without a key (unset STEAD_ENCRYPTION_KEY / STEAD_ENCRYPTION_KEY_FILE), or encrypt a new store and start its runs there",
+      });
+    }
+    const now = Date.now();
+    const first = [await wrapped(chain.given, MAC_KEY_ID, newKey(), now), await wrapped(chain.given, "d1", newKey(), now)];
+    await store.addDataKeys(first);
+    rows = await store.dataKeys();
+  }
+  return unwrapAll(rows, chain);
+}
+
+async function wrapped(p: KeyProvider, id: string, key: Buffer, createdAt: number): Promise<DataKeyRow> {
+  return { id, kekId: p.id, wrapped: await p.wrap(key, wrapContext(id)), createdAt };
+}
+
+async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<Keyring> {
+  const keys = new Map<string, Buffer>();
+  let mac: Buffer | undefined;
+  let active: DataKey | undefined;
+  const missing = [...new Set(rows.filter((r) => chain.find(r.kekId) === undefined).map((r) => r.kekId))];
+  if (missing.length) {
+    throw new SteadError("STEAD_KEY_MISSING", `the store is encrypted with key ${missing.join(", ")}, and neither ${chain.describe()} holds it; it does not open without it`, {
+      fix: `put the key file ${missing[0] ?? ""}.key in the key directory (or set STEAD_ENCRYPTION_KEY_FILE to it, or STEAD_ENCRYPTION_KEY to its key)`,
+    });
+  }
+  for (const r of rows) {
+    const p = chain.find(r.kekId);
+    if (!p) continue;
+    let key: Buffer;
+    try {
+      key = await p.unwrap(r.wrapped, r.kekId, wrapContext(r.id));
+    } catch (e) {
+      if (!(e instanceof SealError)) throw e;
+      throw new SteadError("STEAD_KEY_WRONG", `${p.where} does not unwrap the store's data key ${r.id} (wrapped by key ${r.kekId}): the key was changed, or the row was`, {
+        fix: `give the original key ${r.kekId}; if it is the right one, the store's data_keys row was damaged: restore it from a backup`,
+      });
+    }
+    if (r.id === MAC_KEY_ID) mac = key;
+    else {
+      keys.set(r.id, key);
+      active = { id: r.id, key };
+    }
+  }
+  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", "the store's data_keys table lacks its blob address key or every data key", { fix: "restore the store from a backup" });
+  const macKey = mac;
+  return {
+    active,
+    keys,
+    kekIds: [...new Set(rows.map((r) => r.kekId))],
+    blobAddress: (hash) => createHmac("sha256", macKey).update(hash).digest("hex"),
+  };
+}
+
+/**
+ * Wraps every key of the store by `to` and adds a new data key (new values are sealed by it; old
+ * values keep theirs, so none is rewritten). The keys that wrapped them before are not needed
+ * after, except to open a backup taken before.
+ */
+export async function rotateKeys(store: DataKeys, chain: KeyChain, to: KeyProvider): Promise<{ dataKey: string; rewrapped: number; from: string[] }> {
+  const rows = await store.dataKeys();
+  if (rows.length === 0) throw new SteadError("STEAD_STORE_PLAIN", "the store is not encrypted: there are no keys to rotate", { fix: "keys are set up when an encrypted store is created (stead keys init on a new store)" });
+  await unwrapAll(rows, chain);
+  const next: DataKeyRow[] = [];
+  for (const r of rows) {
+    const p = chain.find(r.kekId);
+    if (!p) continue;
+    next.push({ ...r, kekId: to.id, wrapped: await to.wrap(await p.unwrap(r.wrapped, r.kekId, wrapContext(r.id)), wrapContext(r.id)) });
+  }
+  const id = `d${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  await store.addDataKeys([await wrapped(to, id, newKey(), Date.now())]);
+  await store.rewrapDataKeys(next);
+  return { dataKey: id, rewrapped: next.length, from: [...new Set(rows.map((r) => r.kekId))] };
+}

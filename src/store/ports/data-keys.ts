@@ -1,0 +1,15 @@
+/**
+ * An encrypted store's keys, as the store keeps them: wrapped (encrypted) by a key-encryption key
+ * that lives outside the store (a key file, an environment variable, a KMS). The store never sees
+ * a key in the clear; encryption/ gives the rows meaning. A store with any row is encrypted.
+ */
+import type { DataKeyRow } from "../records.js";
+
+export interface DataKeys {
+  /** Every key row, oldest first (ties by id). */
+  dataKeys(): Promise<DataKeyRow[]>;
+  /** Inserts the rows whose id is absent; a present id is left as it is (two openers racing to set one up agree on the first). */
+  addDataKeys(rows: readonly DataKeyRow[]): Promise<void>;
+  /** Replaces the wrapping (`kekId`, `wrapped`) of each row by id, all or none; a row absent from the store is an error. */
+  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void>;
+}

@@ -1,0 +1,246 @@
+/**
+ * Encryption at rest, on both stores: a run whose input, step outputs, approval request and
+ * answer, checkpoint metadata, events, agent model text and tool results and workspace files hold
+ * a marker string (and a redacted secret) leaves neither in the database's files (SQLite's .db and
+ * -wal) nor in its tables read as text (Postgres, values decompressed), every stored blob also
+ * inflated; the same run on a plain store shows the marker to the same scan. With its key the run
+ * reads back whole (output, journal, workspace restored); without it, or with another key, the store
+ * refuses to open. A ciphertext changed or moved to another row fails its read naming the row. Keys
+ * rotate without rewriting a value.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { agent, createStead, modelTurns, scriptedModel, tool, workflow } from "../src/index.js";
+import { createKeyFile, keyFileIn, KeyChain, keyFileProvider } from "../src/store/encryption/key-providers.js";
+import { rotateKeys } from "../src/store/encryption/keyring.js";
+import { newKey } from "../src/store/encryption/cipher.js";
+import { restoreSnapshot } from "../src/workspace/index.js";
+import { onStore, STORE_KINDS, type OnStore, type StoreKind } from "./helpers/both-stores.js";
+import { FAST_WORKER, tempDir } from "./helpers/temp-store.js";
+import { caught } from "./helpers/waiting.js";
+
+const MARKER = "MARKER-at-rest-51c7e0";
+const SECRET = "sk-live-9fJx2QmT4bWcY8rVpL3nK6sD";
+/** A file the run's workspace holds: compressible, so a plain store deflates it. */
+const FILE_TEXT = `${MARKER}\n`.repeat(200);
+
+/** Its input names its workspace (the directory passed as `workspace` too). */
+const writer = workflow("at-rest", { version: "1" }, async (ctx, input: { note: string; root: string }) => {
+  const got = await ctx.step("fetch", { effect: true }, () => {
+    writeFileSync(join(input.root, "notes.txt"), FILE_TEXT);
+    return { marker: MARKER, key: SECRET, note: input.note };
+  });
+  const decision = await ctx.approval("ship", { preview: `${MARKER} ${got.note}` });
+  return { marker: MARKER, reason: decision.reason };
+});
+
+const lookup = tool({ description: "look a thing up", input: z.object({ q: z.string() }), run: ({ q }) => ({ found: `${MARKER} for ${q}` }) });
+const helper = agent("at-rest-agent", {
+  model: scriptedModel({
+    respond: (prompt) => (modelTurns(prompt) === 0 ? { toolCalls: [{ name: "lookup", input: { q: MARKER } }] } : { text: `the answer is ${MARKER}` }),
+  }),
+  tools: { lookup },
+  instructions: "Look it up.",
+});
+
+/** Everything the database holds, as text a person with the files could read; every blob inflated too. */
+async function storedText(s: OnStore): Promise<string> {
+  const parts: string[] = [];
+  if (s.kind === "sqlite") for (const f of [s.location, `${s.location}-wal`].filter(existsSync)) parts.push(readFileSync(f).toString("latin1"));
+  else {
+    const tables = await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()");
+    // row_to_json reads every value detoasted (decompressed): a raw page scan of compressed values proves nothing.
+    for (const t of tables) for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
+  }
+  for (const b of await s.rows("SELECT data FROM blobs")) {
+    const data = b.data as Buffer;
+    for (const from of [0, 1]) {
+      try {
+        parts.push(inflateRawSync(data.subarray(from)).toString("latin1"));
+      } catch {
+        // Not deflate from there: the bytes as stored are scanned above.
+      }
+    }
+  }
+  return parts.join("\n");
+}
+
+/** Runs both definitions to the end on `s`; the workflow's workspace is `ws`. */
+async function runBoth(s: OnStore, ws: string): Promise<void> {
+  const w = s.stead.worker({ definitions: [writer, helper], ...FAST_WORKER });
+  w.start();
+  try {
+    await s.stead.start(writer, { note: `note ${MARKER}`, root: ws }, { id: "rest-1", workspace: ws });
+    await s.stead.waitFor("rest-1", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+    await s.stead.approve("rest-1", "ship", { by: "ann", reason: `ok ${MARKER}` });
+    expect((await s.stead.waitFor("rest-1", { timeoutMs: 20_000 })).status).toBe("completed");
+    await s.stead.start(helper, `find ${MARKER}`, { id: "rest-2" });
+    expect((await s.stead.waitFor("rest-2", { timeoutMs: 20_000 })).status).toBe("completed");
+  } finally {
+    await w.stop({ graceMs: 500 });
+  }
+}
+
+function keyDir(): { dir: string; remove: () => void } {
+  const t = tempDir("stead-keys");
+  return { dir: t.dir, remove: t.remove };
+}
+
+describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function encrypted(label: string): Promise<{ s: OnStore; dir: string; keyFile: string }> {
+    const k = keyDir();
+    cleanups.push(k.remove);
+    const key = createKeyFile({ dir: k.dir });
+    const s = await onStore(kind, label, { encryption: { key: key.where, keyDir: k.dir }, redaction: {} });
+    cleanups.push(() => s.cleanup());
+    return { s, dir: k.dir, keyFile: key.where };
+  }
+
+  it("keeps every payload and file out of the store's files in the clear; the run reads back whole with its key", async () => {
+    const { s, dir } = await encrypted("enc-scan");
+    const ws = tempDir("enc-ws");
+    cleanups.push(ws.remove);
+    await runBoth(s, ws.dir);
+
+    const text = await storedText(s);
+    expect(text.includes(MARKER), "the encrypted store holds the marker").toBe(false);
+    expect(text.includes(SECRET)).toBe(false);
+    expect((await s.rows("SELECT count(*) AS n FROM blobs"))[0]?.n).not.toBe(0);
+
+    // The same scan finds the marker in a plain store that ran the same: it can see what is stored.
+    const plain = await onStore(kind, "enc-plain", {});
+    cleanups.push(() => plain.cleanup());
+    const ws2 = tempDir("enc-ws2");
+    cleanups.push(ws2.remove);
+    await runBoth(plain, ws2.dir);
+    const plainText = await storedText(plain);
+    expect(plainText.includes(MARKER)).toBe(true);
+    expect(plainText.includes(MARKER.repeat(1) + "\n" + MARKER), "a plain store's workspace file, inflated").toBe(true);
+
+    // Another instance, with only the key directory, reads it all back.
+    const again = createStead({ store: s.location, encryption: { keyDir: dir } });
+    cleanups.push(() => again.close());
+    const run = await again.get("rest-1");
+    expect(run.output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    expect(run.input).toEqual({ note: `note ${MARKER}`, root: ws.dir });
+    expect((await again.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    const snapshots = await again.store.snapshots("rest-1");
+    const last = snapshots.at(-1);
+    expect(last).toBeDefined();
+    const target = join(tempDir("enc-restore").dir, "out");
+    await restoreSnapshot(again.store, last!, target);
+    expect(readFileSync(join(target, "notes.txt"), "utf8")).toBe(FILE_TEXT);
+  }, 90_000);
+
+  it("refuses to open without its key, or with another key under its name, changing nothing", async () => {
+    const { s, dir } = await encrypted("enc-refuse");
+    await runBoth(s, tempDir("enc-ws3").dir);
+    await s.stead.close();
+    const kekId = String((await s.rows("SELECT kek_id FROM data_keys"))[0]?.kek_id);
+    const empty = keyDir();
+    cleanups.push(empty.remove);
+
+    const none = createStead({ store: s.location, encryption: { keyDir: empty.dir } });
+    const e1 = await caught(() => none.get("rest-1"));
+    await none.close();
+    expect(e1).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    expect(String((e1 as Error).message)).toContain(kekId);
+
+    writeFileSync(keyFileIn(empty.dir, kekId), `stead-key-v1 ${newKey().toString("base64")}\n`, { mode: 0o600 });
+    const wrong = createStead({ store: s.location, encryption: { keyDir: empty.dir } });
+    const e2 = await caught(() => wrong.get("rest-1"));
+    await wrong.close();
+    expect(e2).toMatchObject({ code: "STEAD_KEY_WRONG" });
+
+    // A new key given for the store (its own still in the key directory) opens it; the store kept its keys.
+    expect((await s.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n).toEqual(kind === "sqlite" ? 2 : "2");
+    expect(existsSync(keyFileIn(dir, kekId))).toBe(true);
+  }, 60_000);
+
+  it("fails the read of a ciphertext that was changed or moved to another row, naming the row", async () => {
+    const { s } = await encrypted("enc-tamper");
+    await runBoth(s, tempDir("enc-ws4").dir);
+    const steps = await s.rows("SELECT seq, output FROM steps WHERE run_id = ? AND output IS NOT NULL ORDER BY seq", "rest-1");
+    const [a, b] = steps;
+    expect(a && b).toBeTruthy();
+    // Moved: step b's sealed output copied over step a's.
+    await s.write("UPDATE steps SET output = ? WHERE run_id = ? AND seq = ?", b!.output, "rest-1", a!.seq);
+    const moved = await caught(() => s.stead.store.journal("rest-1"));
+    expect(moved).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+    expect((moved as Error).message).toContain(`steps row rest-1/${String(a!.seq)}`);
+    // Changed: one character of the run's input.
+    const input = String((await s.rows("SELECT input FROM runs WHERE id = ?", "rest-2"))[0]?.input);
+    const flipped = input.slice(0, -3) + (input.at(-3) === "A" ? "B" : "A") + input.slice(-2);
+    await s.write("UPDATE runs SET input = ? WHERE id = ?", flipped, "rest-2");
+    const changed = await caught(() => s.stead.get("rest-2"));
+    expect(changed).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+    expect((changed as Error).message).toContain("runs row rest-2");
+    // Plain text written into an encrypted column is refused, not returned.
+    await s.write("UPDATE runs SET output = ? WHERE id = ?", '{"forged":true}', "rest-1");
+    const forged = await caught(() => s.stead.get("rest-1"));
+    expect(forged).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+    expect((forged as Error).message).toContain("plain text");
+  }, 60_000);
+
+  it("rotates to a new key: data keys re-wrapped, no value rewritten, old values open with the new key alone", async () => {
+    const { s, dir, keyFile } = await encrypted("enc-rotate");
+    await runBoth(s, tempDir("enc-ws5").dir);
+    const before = await s.rows("SELECT seq, output FROM steps WHERE run_id = ? ORDER BY seq", "rest-1");
+    const keysBefore = await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
+    const next = createKeyFile({ dir });
+    const r = await rotateKeys(s.stead.store, new KeyChain(keyFileProvider(keyFile), dir), next);
+    expect(r.rewrapped).toBe(keysBefore.length);
+    const keysAfter = await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
+    expect(keysAfter).toHaveLength(keysBefore.length + 1);
+    for (const k of keysAfter) expect(k.kek_id).toBe(next.id);
+    for (const k of keysBefore) expect(keysAfter.find((x) => x.id === k.id)?.wrapped).not.toBe(k.wrapped);
+    expect(await s.rows("SELECT seq, output FROM steps WHERE run_id = ? ORDER BY seq", "rest-1")).toEqual(before);
+    await s.stead.close();
+
+    rmSync(keyFile);
+    const fresh = createStead({ store: s.location, encryption: { keyDir: dir } });
+    cleanups.push(() => fresh.close());
+    expect((await fresh.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    // New values are sealed by the new data key.
+    const w = fresh.worker({ definitions: [writer, helper], ...FAST_WORKER });
+    w.start();
+    try {
+      await fresh.start(helper, "after rotation", { id: "rest-3" });
+      expect((await fresh.waitFor("rest-3", { timeoutMs: 20_000 })).status).toBe("completed");
+    } finally {
+      await w.stop({ graceMs: 500 });
+    }
+    expect(String((await s.rows("SELECT input FROM runs WHERE id = ?", "rest-3"))[0]?.input)).toMatch(new RegExp(`^\\$stead1:${r.dataKey}:`));
+  }, 60_000);
+
+  it("refuses a key for a store that holds plain runs, and an export of an encrypted store, changing nothing", async () => {
+    const plain = await onStore(kind, "enc-was-plain", {});
+    cleanups.push(() => plain.cleanup());
+    await runBoth(plain, tempDir("enc-ws6").dir);
+    await plain.stead.close();
+    const k = keyDir();
+    cleanups.push(k.remove);
+    const key = createKeyFile({ dir: k.dir });
+    const keyed = createStead({ store: plain.location, encryption: { key: key.where, keyDir: k.dir } });
+    expect(await caught(() => keyed.get("rest-1"))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
+    await keyed.close();
+    expect((await plain.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n).toEqual(kind === "sqlite" ? 0 : "0");
+
+    const { s } = await encrypted("enc-export");
+    const out: string[] = [];
+    const { Writable } = await import("node:stream");
+    const e = await caught(() => s.stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) })));
+    expect(e).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(out.join("")).not.toContain(MARKER);
+  }, 60_000);
+});
+
+
