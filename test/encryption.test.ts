@@ -244,3 +244,50 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
 });
 
 
+
+describe("an encrypted SQLite store's backup", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it("stays encrypted, opens where it lies with the key, and restores into a new store that the key opens", async () => {
+    const k = keyDir();
+    cleanups.push(k.remove);
+    const key = createKeyFile({ dir: k.dir });
+    const s = await onStore("sqlite", "enc-backup", { encryption: { key: key.where, keyDir: k.dir } });
+    cleanups.push(() => s.cleanup());
+    const ws = tempDir("enc-ws7");
+    cleanups.push(ws.remove);
+    await runBoth(s, ws.dir);
+    const where = tempDir("enc-backups");
+    cleanups.push(where.remove);
+    const file = join(where.dir, "b.db");
+    await s.stead.backup(file);
+    expect(readFileSync(file).toString("latin1").includes(MARKER)).toBe(false);
+
+    // Opened where it lies, on a machine with the key directory only.
+    const there = createStead({ store: file, readonly: true, encryption: { keyDir: k.dir } });
+    cleanups.push(() => there.close());
+    expect((await there.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+
+    // Restored into a new store: its values come sealed, with their keys, and the key opens them.
+    const target = join(where.dir, "restored", "stead.db");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(where.dir, "restored"));
+    const restoring = createStead({ store: target, encryption: { keyDir: k.dir } });
+    const { CheckedBackup } = await import("../src/stead/backup.js");
+    const checked = await CheckedBackup.open(file);
+    try {
+      await restoring.restoreBackup(checked);
+    } finally {
+      await checked.close();
+    }
+    expect((await restoring.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    await restoring.close();
+    expect(readFileSync(target).toString("latin1").includes(MARKER)).toBe(false);
+    const without = createStead({ store: target, encryption: { keyDir: tempDir("enc-nokeys").dir } });
+    expect(await caught(() => without.get("rest-1"))).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    await without.close();
+  }, 60_000);
+});

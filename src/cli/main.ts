@@ -10,6 +10,7 @@ import { registerMcp } from "./commands/mcp.js";
 import { registerRun } from "./commands/run.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerKeys } from "./commands/keys.js";
 import { registerTokens } from "./commands/tokens.js";
 import { registerTransfer } from "./commands/transfer.js";
 import { registerWorkspace } from "./commands/workspace.js";
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerTransfer(program);
   registerBackup(program);
   registerTokens(program);
+  registerKeys(program);
   registerServe(program);
   registerMcp(program);
   registerWorkspace(program);

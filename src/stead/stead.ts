@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import { redactingStore } from "../store/redacting-store.js";
-import { encryptingStore } from "../store/encryption/encrypting-store.js";
+import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
@@ -150,6 +150,8 @@ export class Stead {
   readonly redactor: Redactor;
   /** Access tokens: create (the secret shown once), list, revoke, verify. */
   readonly tokens: Tokens;
+  /** The keys this instance may open an encrypted store with (see `encryption`). */
+  readonly keyChain: KeyChain;
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
@@ -170,7 +172,8 @@ export class Stead {
     this.create = !readonly && (options.create ?? true);
     const base = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
     // Redacted first, then sealed: a secret is gone before anything is encrypted.
-    this.store = redactingStore(encryptingStore(base, keyChainFor(options.encryption), { setUp: this.create }), this.redactor);
+    this.keyChain = keyChainFor(options.encryption);
+    this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);
@@ -723,7 +726,9 @@ export class Stead {
   /** Loads a checked backup into this store, which must hold no rows, and verifies every table against it. */
   async restoreBackup(backup: CheckedBackup): Promise<RestoreSummary> {
     await this.ready();
-    return backup.restoreInto(this.store);
+    const restored = await backup.restoreInto(this.store);
+    await (this.store as EncryptingStore).reloadKeys();
+    return restored;
   }
 
   /** Loads a dump into this store, which must hold no rows, and verifies every table against it. */

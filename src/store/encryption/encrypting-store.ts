@@ -28,6 +28,7 @@ import type {
   Store,
   Unit,
 } from "../types.js";
+import { DATA_KEYS_VERSION } from "../schema/tables.js";
 import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
 import { openKeyring, type Keyring } from "./keyring.js";
@@ -36,6 +37,8 @@ import { at, CLEAR_EVENT_FIELDS, openEvent, openHold, openRun, openSnapshot, ope
 export interface EncryptingStore extends Store {
   /** The keyring once read; null for a plain store (or before migrate/check). */
   readonly keyring: Keyring | null;
+  /** Reads the store's keys again (a restore that brought an encrypted store's keys into this one). */
+  reloadKeys(): Promise<void>;
 }
 
 function tampered(aad: string, e: unknown): SteadError {
@@ -185,7 +188,8 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     },
     async check() {
       const info = await store.check();
-      await openRing();
+      // A store older than data keys holds none (and has no table to read them from): it is plain.
+      if (info.schemaVersion >= DATA_KEYS_VERSION) await openRing();
       return info;
     },
     async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
@@ -308,12 +312,17 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     },
   };
   // Read-only members: the keyring, and the address of a blob (workspace gc marks by content hash; an encrypted store lists blobs by address).
-  const extra = new Set<PropertyKey>(["keyring", "blobAddress"]);
+  const extra = new Set<PropertyKey>(["keyring", "blobAddress", "reloadKeys"]);
+  const reloadKeys = (): Promise<void> => {
+    opened = undefined;
+    return openRing();
+  };
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop) {
       if (prop === "keyring") return ring;
       if (prop === "blobAddress") return ring?.blobAddress;
+      if (prop === "reloadKeys") return reloadKeys;
       if (Object.hasOwn(own, prop)) return own[prop as keyof Store];
       const v: unknown = Reflect.get(target, prop, target);
       if (typeof v !== "function") return v;

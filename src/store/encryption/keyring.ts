@@ -60,7 +60,7 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<
   let active: DataKey | undefined;
   const missing = [...new Set(rows.filter((r) => chain.find(r.kekId) === undefined).map((r) => r.kekId))];
   if (missing.length) {
-    throw new SteadError("STEAD_KEY_MISSING", `the store is encrypted with key ${missing.join(", ")}, and neither ${chain.describe()} holds it; it does not open without it`, {
+    throw new SteadError("STEAD_KEY_MISSING", `the store is encrypted with key ${missing.join(", ")}, which is not in ${chain.describe()}; the store never opens without it`, {
       fix: `put the key file ${missing[0] ?? ""}.key in the key directory (or set STEAD_ENCRYPTION_KEY_FILE to it, or STEAD_ENCRYPTION_KEY to its key)`,
     });
   }
