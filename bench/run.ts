@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only]`: throughput, recovery, stream and wake-up figures against
+ * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only]`: throughput, recovery, stream and wake-up figures against
  * their targets, on the SQLite store and on the Postgres store (STEAD_BENCH_DATABASE_URL, or an
  * embedded server started here). It reports and exits 0 whether targets are met or missed; it
  * fails only when a workload itself goes wrong (e.g. a run that does not recover).
@@ -10,7 +10,8 @@
  */
 import { consoleSuite } from "./console-suite.js";
 import { postgresListingSuite, sqliteListingSuite } from "./listing-suite.js";
-import { BenchSetupError, openBenchServer } from "./pg-server.js";
+import { encryptionSuite } from "./encryption-suite.js";
+import { BenchSetupError, openBenchServer, type BenchServer } from "./pg-server.js";
 import { postgresSuite } from "./postgres-suite.js";
 import { fmt } from "./report.js";
 import { sqliteSuite } from "./sqlite-suite.js";
@@ -19,10 +20,10 @@ import { sessionSuite } from "./session-suite.js";
 import { streamsSuite } from "./streams-suite.js";
 import { wakeupSuite } from "./wakeup-suite.js";
 
-const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only"] as const;
-const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only"] as const;
+const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only"] as const;
+const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only"] as const;
 
-function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean } {
+function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean; encryptionOnly: boolean } {
   const unknown = argv.filter((a) => !(FLAGS as readonly string[]).includes(a));
   if (unknown.length) throw new UsageError(`unknown argument ${unknown.map((a) => JSON.stringify(a)).join(", ")}`);
   const sqliteOnly = argv.includes("--sqlite-only");
@@ -30,10 +31,21 @@ function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolea
   if (sqliteOnly && postgresOnly) throw new UsageError("--sqlite-only and --postgres-only exclude each other");
   const only = ONLY.filter((f) => argv.includes(f));
   if (only.length > 1) throw new UsageError(`${only.join(" and ")} exclude each other`);
-  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only") };
+  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only"), encryptionOnly: argv.includes("--encryption-only") };
 }
 
 class UsageError extends Error {}
+
+/** `fn` with a Postgres server when asked for (stopped after), else without. */
+async function withOptionalServer(postgres: boolean, fn: (server: BenchServer | undefined) => Promise<void>): Promise<void> {
+  if (!postgres) return fn(undefined);
+  const server = await openBenchServer();
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}
 
 async function main(): Promise<void> {
   const which = parseArgs(process.argv.slice(2));
@@ -46,6 +58,11 @@ async function main(): Promise<void> {
   }
   if (which.consoleOnly) {
     await consoleSuite();
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
+  if (which.encryptionOnly) {
+    await withOptionalServer(which.postgres, encryptionSuite);
     console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
     return;
   }
@@ -84,13 +101,15 @@ async function main(): Promise<void> {
   if (which.sqlite && which.postgres) console.log("");
   if (which.postgres) await postgresSuite();
   console.log("");
+  await withOptionalServer(which.postgres, encryptionSuite);
+  console.log("");
   await wakeupSuite(which);
   console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
 }
 
 main().catch((e: unknown) => {
   if (e instanceof UsageError) {
-    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only]`);
+    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only]`);
     process.exit(2);
   }
   if (e instanceof BenchSetupError) {

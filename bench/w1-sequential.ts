@@ -1,4 +1,4 @@
-import type { Store } from "../src/index.js";
+import type { SteadOptions, Store } from "../src/index.js";
 import { timeCommits } from "./commit-timer.js";
 import { stead as lib } from "./lib.js";
 import { stepResult } from "./report.js";
@@ -25,8 +25,8 @@ export interface SequentialResult {
  * location (an SQLite path or a postgres:// URL) or as an object. `timeCommits` splits the figure
  * into store and engine time, at the cost of one more promise per commit.
  */
-export async function steadSequential(store: string | Store, steps: number, options: { timeCommits?: boolean } = {}): Promise<SequentialResult> {
-  const stead = lib.createStead({ store });
+export async function steadSequential(store: string | Store, steps: number, options: { timeCommits?: boolean; encryption?: SteadOptions["encryption"] } = {}): Promise<SequentialResult> {
+  const stead = lib.createStead({ store, ...(options.encryption ? { encryption: options.encryption } : {}) });
   try {
     const { id } = await stead.start(sequential, { steps });
     const worker = stead.worker({ definitions: [sequential], concurrency: 1 });

@@ -1,4 +1,4 @@
-import type { Store } from "../src/index.js";
+import type { SteadOptions, Store } from "../src/index.js";
 import { stead as lib } from "./lib.js";
 import { stepResult } from "./report.js";
 
@@ -21,10 +21,11 @@ export async function steadConcurrent(
   store: string | Store,
   runs: number,
   steps: number,
+  encryption?: SteadOptions["encryption"],
 ): Promise<{ stepsPerSec: number; transactions: number; units: number }> {
   clock.first = Infinity;
   clock.last = 0;
-  const stead = lib.createStead({ store });
+  const stead = lib.createStead({ store, ...(encryption ? { encryption } : {}) });
   try {
     const ids = new Set<string>();
     for (let r = 0; r < runs; r++) ids.add((await stead.start(concurrent, { steps })).id);

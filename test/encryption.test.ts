@@ -8,7 +8,8 @@
  * refuses to open. A ciphertext changed or moved to another row fails its read naming the row. Keys
  * rotate without rewriting a value.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Writable } from "node:stream";
 import { join } from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import { agent, createStead, modelTurns, scriptedModel, tool, workflow } from ".
 import { createKeyFile, keyFileIn, KeyChain, keyFileProvider } from "../src/store/encryption/key-providers.js";
 import { rotateKeys } from "../src/store/encryption/keyring.js";
 import { newKey } from "../src/store/encryption/cipher.js";
+import { CheckedBackup } from "../src/stead/backup.js";
 import { restoreSnapshot } from "../src/workspace/index.js";
 import { onStore, STORE_KINDS, type OnStore, type StoreKind } from "./helpers/both-stores.js";
 import { FAST_WORKER, tempDir } from "./helpers/temp-store.js";
@@ -236,7 +238,6 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
 
     const { s } = await encrypted("enc-export");
     const out: string[] = [];
-    const { Writable } = await import("node:stream");
     const e = await caught(() => s.stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) })));
     expect(e).toMatchObject({ code: "STEAD_BAD_OPTION" });
     expect(out.join("")).not.toContain(MARKER);
@@ -273,10 +274,8 @@ describe("an encrypted SQLite store's backup", () => {
 
     // Restored into a new store: its values come sealed, with their keys, and the key opens them.
     const target = join(where.dir, "restored", "stead.db");
-    const { mkdirSync } = await import("node:fs");
     mkdirSync(join(where.dir, "restored"));
     const restoring = createStead({ store: target, encryption: { keyDir: k.dir } });
-    const { CheckedBackup } = await import("../src/stead/backup.js");
     const checked = await CheckedBackup.open(file);
     try {
       await restoring.restoreBackup(checked);

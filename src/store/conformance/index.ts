@@ -28,6 +28,7 @@ import { describeRunListing } from "./run-listing.js";
 import { describeSessions } from "./sessions.js";
 import { describeSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { describeTimersAndHolds } from "./timers-holds.js";
+import { describeDataKeys } from "./data-keys.js";
 import { describeTokens } from "./tokens.js";
 import { describeTransferRows } from "./transfer-rows.js";
 import { describeTallies } from "./tallies.js";
@@ -66,6 +67,7 @@ export function describeStoreConformance(factory: StoreFactory, api: Conformance
     describeSessions(t, h);
     describeIdempotencyKeys(t, h);
     describeTokens(t, h);
+    describeDataKeys(t, h);
     describeDefinitions(t, h);
     describeTransferRows(t, h);
     describeWorkerPresence(t, h);

@@ -584,7 +584,7 @@ export class SqliteStore implements Store {
     return Promise.resolve((this.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey));
   }
 
-  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+  async addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
     const insert = this.stmt(dataKeySql.INSERT_DATA_KEY);
     this.written(() => this.db.transaction(() => {
       for (const k of rows) insert.run(k.id, k.kekId, k.wrapped, k.createdAt);
@@ -592,7 +592,7 @@ export class SqliteStore implements Store {
     return Promise.resolve();
   }
 
-  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
+  async rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
     const update = this.stmt(dataKeySql.REWRAP_DATA_KEY);
     this.written(() => this.db.transaction(() => {
       for (const k of rows) if (update.run(k.kekId, k.wrapped, k.id).changes !== 1) throw missingDataKey(k.id);

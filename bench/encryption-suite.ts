@@ -1,0 +1,124 @@
+/**
+ * Encryption at rest, on against off, in the same run on the same disk (and the same Postgres
+ * server): W1 and W2 per step, and the bytes a 1 KB step takes in the store.
+ *
+ * W1's ratio is the median of back-to-back pairs whose order alternates (off then on, on then
+ * off), so drift in disk speed hits both sides. Each side gets a fresh store file (database).
+ */
+import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { withClient } from "../test/setup/databases.js";
+import { stead as lib } from "./lib.js";
+import type { BenchServer } from "./pg-server.js";
+import { fmt, median, noisy, printTable, type Row } from "./report.js";
+import { inScratch } from "./temp-dir.js";
+import { steadSequential } from "./w1-sequential.js";
+import { steadConcurrent } from "./w2-concurrent.js";
+
+const W1_STEPS = 1000;
+const W1_PAIRS = 6;
+const W2_RUNS = 50;
+const W2_STEPS = 100;
+const W2_PAIRS = 3;
+const TARGET = 1.1;
+
+const list = (xs: readonly number[], digits = 0) => xs.map((x) => fmt(x, digits)).join(" / ");
+
+/** A key held in memory (no file): the bench measures sealing, not key loading. */
+const encryption = (keyDir: string) => ({ key: lib.localKey(randomBytes(32), "the bench's key"), keyDir });
+
+interface Side {
+  usPerStep: number;
+  /** Stored bytes of one step's output (the ~1 KB JSON), and of the whole store per step. */
+  outputBytes: number;
+  storeBytes: number;
+}
+
+async function sqliteW1(on: boolean): Promise<Side> {
+  return inScratch(on ? "enc-on" : "enc-off", async (d) => {
+    const path = join(d, "stead.db");
+    const r = await steadSequential(path, W1_STEPS, on ? { encryption: encryption(d) } : {});
+    const db = new Database(path);
+    try {
+      db.pragma("wal_checkpoint(TRUNCATE)");
+      const out = db.prepare("SELECT avg(length(CAST(output AS BLOB))) AS b FROM steps WHERE step_id LIKE 's-%'").get() as { b: number };
+      return { usPerStep: r.usPerStep, outputBytes: out.b, storeBytes: statSync(path).size / W1_STEPS };
+    } finally {
+      db.close();
+    }
+  });
+}
+
+async function pgW1(server: BenchServer, on: boolean): Promise<Side> {
+  return server.withDatabase(on ? "enc_on" : "enc_off", async (db) =>
+    inScratch("pg-keys", async (d) => {
+      const r = await steadSequential(db.url, W1_STEPS, on ? { encryption: encryption(d) } : {});
+      const sizes = await withClient(db.url, async (c) => {
+        const out = (await c.query<{ b: string }>("SELECT avg(pg_column_size(output))::float8::text AS b FROM steps WHERE step_id LIKE 's-%'")).rows[0];
+        const total = (await c.query<{ b: string }>("SELECT pg_total_relation_size('steps')::text AS b")).rows[0];
+        return { outputBytes: Number(out?.b ?? NaN), storeBytes: Number(total?.b ?? NaN) / W1_STEPS };
+      });
+      return { usPerStep: r.usPerStep, ...sizes };
+    }),
+  );
+}
+
+async function pairs(run: (on: boolean) => Promise<Side>, n: number): Promise<{ off: Side[]; on: Side[]; ratios: number[] }> {
+  const off: Side[] = [];
+  const on: Side[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const first = i % 2 === 0;
+    const a = await run(!first);
+    const b = await run(first);
+    const [o, e] = first ? [a, b] : [b, a];
+    off.push(o);
+    on.push(e);
+    ratios.push(e.usPerStep / o.usPerStep);
+  }
+  return { off, on, ratios };
+}
+
+async function w2Pairs(store: (label: string, fn: (where: string, dir: string) => Promise<number>) => Promise<number>): Promise<{ off: number[]; on: number[] }> {
+  const off: number[] = [];
+  const on: number[] = [];
+  for (let i = 0; i < W2_PAIRS; i++) {
+    off.push(await store("w2-off", async (where) => (await steadConcurrent(where, W2_RUNS, W2_STEPS)).stepsPerSec));
+    on.push(await store("w2-on", async (where, dir) => (await steadConcurrent(where, W2_RUNS, W2_STEPS, encryption(dir))).stepsPerSec));
+  }
+  return { off, on };
+}
+
+function rows(label: string, w1: { off: Side[]; on: Side[]; ratios: number[] }, w2: { off: number[]; on: number[] }): Row[] {
+  const ratio = median(w1.ratios);
+  const w2Ratio = median(w2.off) / median(w2.on);
+  return [
+    { name: `${label} W1 encryption off`, value: `${fmt(median(w1.off.map((s) => s.usPerStep)))} µs/step`, target: "", pass: null },
+    { name: `${label} W1 encryption on`, value: `${fmt(median(w1.on.map((s) => s.usPerStep)))} µs/step`, target: "", pass: null },
+    { name: `${label} W1 cost: on / off (median of pairs)`, value: `${fmt(ratio, 2)}x`, target: `<= ${fmt(TARGET, 2)}x`, pass: ratio <= TARGET, note: noisy(w1.ratios) },
+    { name: `${label} W2 off / on (steps/s, medians)`, value: `${fmt(median(w2.off))} / ${fmt(median(w2.on))} (${fmt(w2Ratio, 2)}x)`, target: `<= ${fmt(TARGET, 2)}x`, pass: w2Ratio <= TARGET, note: noisy([...w2.off, ...w2.on]) },
+    { name: `${label} bytes of a 1 KB step's output, off / on`, value: `${fmt(median(w1.off.map((s) => s.outputBytes)))} / ${fmt(median(w1.on.map((s) => s.outputBytes)))}`, target: "", pass: null },
+    { name: `${label} store bytes per step, off / on`, value: `${fmt(median(w1.off.map((s) => s.storeBytes)))} / ${fmt(median(w1.on.map((s) => s.storeBytes)))}`, target: "", pass: null },
+  ];
+}
+
+export async function encryptionSuite(server: BenchServer | undefined): Promise<void> {
+  console.log(`Encryption at rest (AES-256-GCM), on against off; SQLite under ${tmpdir()}${server ? `, Postgres on ${server.description}` : ""}\n`);
+  const sqlite1 = await pairs(sqliteW1, W1_PAIRS);
+  console.log(`SQLite W1 ${W1_PAIRS} pairs of 1 run x ${W1_STEPS} steps: off ${list(sqlite1.off.map((s) => s.usPerStep))} µs/step; on ${list(sqlite1.on.map((s) => s.usPerStep))}; ratios ${list(sqlite1.ratios, 2)}`);
+  const sqlite2 = await w2Pairs((label, fn) => inScratch(label, (d) => fn(join(d, "stead.db"), d)));
+  console.log(`SQLite W2 ${W2_RUNS} runs x ${W2_STEPS} steps: off ${list(sqlite2.off)} steps/s; on ${list(sqlite2.on)}`);
+  const table = rows("SQLite", sqlite1, sqlite2);
+  if (server) {
+    const pg1 = await pairs((on) => pgW1(server, on), W1_PAIRS);
+    console.log(`Postgres W1 ${W1_PAIRS} pairs: off ${list(pg1.off.map((s) => s.usPerStep))} µs/step; on ${list(pg1.on.map((s) => s.usPerStep))}; ratios ${list(pg1.ratios, 2)}`);
+    const pg2 = await w2Pairs((label, fn) => server.withDatabase(label.replace("-", "_"), (db) => inScratch("pg-keys", (d) => fn(db.url, d))));
+    console.log(`Postgres W2 ${W2_RUNS} runs x ${W2_STEPS} steps: off ${list(pg2.off)} steps/s; on ${list(pg2.on)}`);
+    table.push(...rows("Postgres", pg1, pg2));
+  }
+  console.log("");
+  printTable(table);
+}
