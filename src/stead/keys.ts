@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { SteadError } from "../errors.js";
-import { createKeyFile, keyFileProvider, keyFromEnv, type KeyChain, type KeyProvider } from "../store/encryption/key-providers.js";
+import { createKeyFile, defaultKeyDir, keyFileProvider, keyFromEnv, type KeyChain, type KeyProvider } from "../store/encryption/key-providers.js";
 import { MAC_KEY_ID, rotateKeys } from "../store/encryption/keyring.js";
 import type { DataKeys } from "../store/types.js";
 
@@ -51,4 +51,7 @@ export function discardKey(created: string | null): void {
   if (created) rmSync(created, { force: true });
 }
 
-export { rotateKeys };
+/** What a rotation did: the new data key, how many keys were re-wrapped, and the key-encryption keys they were wrapped by before. */
+export type KeyRotation = Awaited<ReturnType<typeof rotateKeys>>;
+
+export { defaultKeyDir, rotateKeys };

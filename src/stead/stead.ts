@@ -51,6 +51,7 @@ import { readSessionTranscript, type SessionTranscript } from "../agent/session-
 import { exportStore, importStore, type DumpInput, type ExportOptions, type ExportSummary, type ImportSummary, type VerifiedDump } from "../store/transfer/index.js";
 import { Tokens } from "../engine/access/tokens.js";
 import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
+import { keysStatus, rotateKeys, type KeyRotation, type KeysStatus } from "./keys.js";
 import { takeBackup, type BackupSummary, type CheckedBackup, type RestoreSummary } from "./backup.js";
 
 export type { ControlOptions };
@@ -680,6 +681,21 @@ export class Stead {
   async gc(options: GcOptions = {}): Promise<GcResult> {
     await this.ready();
     return gcWorkspaces(this.store, options);
+  }
+
+  /** Whether the store is encrypted; its keys, the key-encryption key wrapping each, and whether this machine holds it. */
+  async keysStatus(): Promise<KeysStatus> {
+    await this.ready();
+    return keysStatus(this.store, this.keyChain);
+  }
+
+  /**
+   * Wraps every key of the store by `key` and seals new values by a new data key; no stored value
+   * is rewritten. Refused on a plain store, and when this machine holds no key the store's keys are wrapped by.
+   */
+  async rotateKeys(key: KeyProvider): Promise<KeyRotation> {
+    await this.ready();
+    return rotateKeys(this.store, this.keyChain, key);
   }
 
   /** Where the store is, as people read it: a file path, or a URL without its password. */

@@ -1,8 +1,7 @@
 import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
 import { createStead } from "../../stead/create-stead.js";
-import { discardKey, keysStatus, keyToUse, rotateKeys } from "../../stead/keys.js";
-import { defaultKeyDir } from "../../store/encryption/key-providers.js";
+import { defaultKeyDir, discardKey, keyToUse, type KeyRotation } from "../../stead/keys.js";
 import { act, example, print, printJson, storeOption, withStead } from "../context.js";
 import { age, table } from "../format.js";
 
@@ -25,14 +24,14 @@ export function registerKeys(program: Command): void {
         const stead = createStead({ ...(store === undefined ? {} : { store }), encryption: { key } });
         try {
           await stead.ready();
-          const status = await keysStatus(stead.store, stead.keyChain);
+          const status = await stead.keysStatus();
           if (!status.keys.every((k) => k.kekId === key.id)) {
-            throw new SteadError("STEAD_BAD_OPTION", `the store ${stead.store.location} is encrypted already, with key ${status.keys[0]?.kekId ?? "?"}; nothing changed`, {
+            throw new SteadError("STEAD_BAD_OPTION", `the store ${stead.location} is encrypted already, with key ${status.keys[0]?.kekId ?? "?"}; nothing changed`, {
               fix: "see its keys with `stead keys status`; change its key with `stead keys rotate`",
             });
           }
-          if (o.json) return printJson({ store: stead.store.location, kekId: key.id, keyFile: key.where, created: created !== null, ...status });
-          print(`the store ${stead.store.location} is encrypted with key ${key.id} (${key.where})`);
+          if (o.json) return printJson({ store: stead.location, kekId: key.id, keyFile: key.where, created: created !== null, ...status });
+          print(`the store ${stead.location} is encrypted with key ${key.id} (${key.where})`);
           if (created) print(KEEP_IT(created));
         } catch (e) {
           discardKey(created);
@@ -51,10 +50,10 @@ export function registerKeys(program: Command): void {
     .action(
       act(async (o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const s = await keysStatus(stead.store, stead.keyChain);
+          const s = await stead.keysStatus();
           if (o.json) return printJson(s);
-          if (!s.encrypted) return print(`the store ${stead.store.location} is not encrypted (a new one is: stead keys init)`);
-          print(`the store ${stead.store.location} is encrypted; new values are sealed by data key ${s.active ?? "-"}`);
+          if (!s.encrypted) return print(`the store ${stead.location} is not encrypted (a new one is: stead keys init)`);
+          print(`the store ${stead.location} is encrypted; new values are sealed by data key ${s.active ?? "-"}`);
           print(table(["KEY", "FOR", "WRAPPED BY", "HELD HERE BY", "CREATED"], s.keys.map((k) => [k.id, k.purpose, k.kekId, k.heldBy ?? "-", age(k.createdAt)])));
         });
       }),
@@ -70,9 +69,9 @@ export function registerKeys(program: Command): void {
       act(async (o: { keyFile?: string; json?: boolean }, cmd: Command) => {
         await withStead(cmd, false, async (stead) => {
           const { key, created } = keyToUse({ ...(o.keyFile === undefined ? {} : { keyFile: o.keyFile }), keyDir: defaultKeyDir(), fromEnv: false });
-          let r: Awaited<ReturnType<typeof rotateKeys>>;
+          let r: KeyRotation;
           try {
-            r = await rotateKeys(stead.store, stead.keyChain, key);
+            r = await stead.rotateKeys(key);
           } catch (e) {
             discardKey(created);
             throw e;
