@@ -6,15 +6,16 @@
  * inflated; the same run on a plain store shows the marker to the same scan. With its key the run
  * reads back whole (output, journal, workspace restored); without it, or with another key, the store
  * refuses to open. A ciphertext changed or moved to another row fails its read naming the row. Keys
- * rotate without rewriting a value.
+ * rotate without rewriting a value. An export holds neither string, and imports into a store with
+ * another key, which reads it all back (workspace too) once the source's key is gone.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { Writable } from "node:stream";
-import { join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
+import { basename, join } from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { agent, createStead, modelTurns, scriptedModel, tool, workflow } from "../src/index.js";
+import { agent, createStead, modelTurns, scriptedModel, tool, workflow, type Stead } from "../src/index.js";
 import { createKeyFile, keyFileIn, KeyChain, keyFileProvider } from "../src/store/encryption/key-providers.js";
 import { rotateKeys } from "../src/store/encryption/keyring.js";
 import { newKey } from "../src/store/encryption/cipher.js";
@@ -223,7 +224,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     expect(String((await s.rows("SELECT input FROM runs WHERE id = ?", "rest-3"))[0]?.input)).toMatch(new RegExp(`^\\$stead1:${r.dataKey}:`));
   }, 60_000);
 
-  it("refuses a key for a store that holds plain runs, and an export of an encrypted store, changing nothing", async () => {
+  it("refuses a key for a store that holds plain runs, changing nothing", async () => {
     const plain = await onStore(kind, "enc-was-plain", {});
     cleanups.push(() => plain.cleanup());
     await runBoth(plain, tempDir("enc-ws6").dir);
@@ -234,17 +235,92 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     const keyed = createStead({ store: plain.location, encryption: { key: key.where, keyDir: k.dir } });
     expect(await caught(() => keyed.get("rest-1"))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
     await keyed.close();
-    expect((await plain.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n).toEqual(kind === "sqlite" ? 0 : "0");
-
-    const { s } = await encrypted("enc-export");
-    const out: string[] = [];
-    const e = await caught(() => s.stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) })));
-    expect(e).toMatchObject({ code: "STEAD_BAD_OPTION" });
-    expect(out.join("")).not.toContain(MARKER);
+    expect(Number((await plain.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n)).toBe(0);
   }, 60_000);
+
+  it("exports sealed, and imports into a store with another key, which then opens without the first", async () => {
+    const { s, keyFile } = await encrypted("enc-export");
+    const ws = tempDir("enc-ws8");
+    cleanups.push(ws.remove);
+    await runBoth(s, ws.dir);
+    const dump = await dumpOf(s.stead);
+    expect(dump.includes(MARKER), "the export holds the marker").toBe(false);
+    expect(dump.includes(SECRET)).toBe(false);
+
+    // The target has its own key (given) and its own key directory, which lacks the source's key.
+    const theirs = keyDir();
+    cleanups.push(theirs.remove);
+    const theirKey = createKeyFile({ dir: theirs.dir });
+    const target = await onStore(kind, "enc-import", { encryption: { key: theirKey.where, keyDir: theirs.dir } });
+    cleanups.push(() => target.cleanup());
+    const keysBefore = await target.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
+    const missing = await caught(() => target.stead.importDump(() => Readable.from([dump])));
+    expect(missing).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    expect((missing as Error).message).toContain(keyFileProvider(keyFile).id);
+    expect(Number((await target.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
+    expect(await target.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id")).toEqual(keysBefore);
+
+    // With the source's key at hand too, the dump's keys are re-wrapped by the target's.
+    copyFileSync(keyFile, join(theirs.dir, basename(keyFile)));
+    await target.stead.importDump(() => Readable.from([dump]));
+    const kekIds = (await target.rows("SELECT kek_id FROM data_keys")).map((r) => r.kek_id);
+    expect(kekIds.length).toBeGreaterThan(1);
+    expect(new Set(kekIds)).toEqual(new Set([theirKey.id]));
+    expect((await storedText(target)).includes(MARKER)).toBe(false);
+    await target.stead.close();
+    rmSync(join(theirs.dir, basename(keyFile)));
+
+    const opened = createStead({ store: target.location, encryption: { key: theirKey.where, keyDir: theirs.dir } });
+    cleanups.push(() => opened.close());
+    expect((await opened.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    expect((await opened.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    const last = (await opened.store.snapshots("rest-1")).at(-1);
+    expect(last).toBeDefined();
+    const out = join(tempDir("enc-restore2").dir, "out");
+    await restoreSnapshot(opened.store, last!, out);
+    expect(readFileSync(join(out, "notes.txt"), "utf8")).toBe(FILE_TEXT);
+    // Runs go on there: a new one is sealed, and reads back.
+    const w = opened.worker({ definitions: [writer, helper], ...FAST_WORKER });
+    w.start();
+    try {
+      await opened.start(helper, `again ${MARKER}`, { id: "rest-4" });
+      expect((await opened.waitFor("rest-4", { timeoutMs: 20_000 })).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    } finally {
+      await w.stop({ graceMs: 500 });
+    }
+    expect(String((await target.rows("SELECT input FROM runs WHERE id = ?", "rest-4"))[0]?.input)).toMatch(/^\$stead1:/);
+  }, 90_000);
+
+  it("refuses a plain dump into an encrypted store, and an encrypted dump into a plain store without its key, changing nothing", async () => {
+    const plain = await onStore(kind, "enc-plain-src", {});
+    cleanups.push(() => plain.cleanup());
+    await runBoth(plain, tempDir("enc-ws9").dir);
+    const plainDump = await dumpOf(plain.stead);
+    expect(plainDump.includes(MARKER)).toBe(true);
+    const { s } = await encrypted("enc-plain-into");
+    const keys = await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
+    expect(await caught(() => s.stead.importDump(() => Readable.from([plainDump])))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
+    expect(Number((await s.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
+    expect(await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id")).toEqual(keys);
+
+    await runBoth(s, tempDir("enc-ws10").dir);
+    const sealedDump = await dumpOf(s.stead);
+    const bare = keyDir();
+    cleanups.push(bare.remove);
+    const target = await onStore(kind, "enc-into-plain", { encryption: { keyDir: bare.dir } });
+    cleanups.push(() => target.cleanup());
+    expect(await caught(() => target.stead.importDump(() => Readable.from([sealedDump])))).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    expect(Number((await target.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
+    expect(Number((await target.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n)).toBe(0);
+  }, 90_000);
 });
 
-
+/** The whole export of `stead`'s store, as text. */
+async function dumpOf(stead: Stead): Promise<string> {
+  const out: string[] = [];
+  await stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) }));
+  return out.join("");
+}
 
 describe("an encrypted SQLite store's backup", () => {
   const cleanups: (() => unknown)[] = [];

@@ -1,6 +1,7 @@
 /**
  * An encrypted store's keys (`DataKeys`): kept as given, listed oldest first, an id present left
- * as it was (two openers setting a store up agree on the first rows), re-wrapped all or none.
+ * as it was (two openers setting a store up agree on the first rows), re-wrapped all or none,
+ * replaced all at once (an import's target taking the dump's keys).
  */
 import type { DataKeyRow, Store } from "../types.js";
 import type { Harness } from "./harness.js";
@@ -41,6 +42,14 @@ export function describeDataKeys(api: ConformanceTestApi, h: Harness): void {
       );
       expect(refused).toMatchObject({ code: "STEAD_KEY_MISSING" });
       expect((await store.dataKeys()).map((k) => k.kekId)).toEqual(["k-two", "k-two"]);
+    });
+
+    it("replacing the keys leaves exactly the rows given; an empty list leaves none", async () => {
+      await store.addDataKeys([key("d1", 10), key("mac", 10), key("d9", 30)]);
+      await store.replaceDataKeys([key("mac", 5, "k-two"), key("d1", 5, "k-two"), key("d2", 6, "k-two")]);
+      expect(await store.dataKeys()).toEqual([key("d1", 5, "k-two"), key("mac", 5, "k-two"), key("d2", 6, "k-two")]);
+      await store.replaceDataKeys([]);
+      expect(await store.dataKeys()).toEqual([]);
     });
   });
 }

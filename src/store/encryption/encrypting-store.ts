@@ -15,6 +15,7 @@
 import { SteadError } from "../../errors.js";
 import type {
   BlobRow,
+  DataKeyRow,
   BlobWrite,
   ClaimedRun,
   EventWrite,
@@ -31,10 +32,11 @@ import type {
 import { DATA_KEYS_VERSION } from "../schema/tables.js";
 import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
-import { openKeyring, type Keyring } from "./keyring.js";
+import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
+import type { KeyAdoption } from "../transfer/import.js";
 import { at, CLEAR_EVENT_FIELDS, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
-export interface EncryptingStore extends Store {
+export interface EncryptingStore extends Store, KeyAdoption {
   /** The keyring once read; null for a plain store (or before migrate/check). */
   readonly keyring: Keyring | null;
   /** Reads the store's keys again (a restore that brought an encrypted store's keys into this one). */
@@ -140,12 +142,6 @@ class Sealer {
       throw tampered(`blobs|${b.hash}|data`, e);
     }
   }
-}
-
-function noTransfer(): never {
-  throw new SteadError("STEAD_BAD_OPTION", "an encrypted store is not exported or imported yet: a dump would hold its values in the clear, or ciphertext no other store can open", {
-    fix: "move an encrypted SQLite store with `stead backup --to FILE` (it stays encrypted; the key opens it anywhere); a Postgres one with pg_dump",
-  });
 }
 
 /**
@@ -304,18 +300,26 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
       return (await store.getBlobs([...byAddress.keys()])).map((b) => s.openBlob(byAddress.get(b.hash) ?? b.hash, b));
     },
-    async readRows(...args: Parameters<Store["readRows"]>) {
-      return ring ? noTransfer() : store.readRows(...args);
-    },
-    async writeRows(...args: Parameters<Store["writeRows"]>) {
-      return ring ? noTransfer() : store.writeRows(...args);
-    },
   };
-  // Read-only members: the keyring, and the address of a blob (workspace gc marks by content hash; an encrypted store lists blobs by address).
-  const extra = new Set<PropertyKey>(["keyring", "blobAddress", "reloadKeys"]);
+  // Read-only members: the keyring, the address of a blob (workspace gc marks by content hash; an
+  // encrypted store lists blobs by address), and the import's key adoption. Transfer rows
+  // (readRows/writeRows) pass through as stored: an encrypted store's dump holds them sealed.
+  const extra = new Set<PropertyKey>(["keyring", "blobAddress", "reloadKeys", "adoptKeys"]);
   const reloadKeys = (): Promise<void> => {
     opened = undefined;
     return openRing();
+  };
+  /** The target holds no rows (the importer checked); a value sealed by a key replaced here is none. */
+  const adoptKeys = async (keys: readonly DataKeyRow[], dumpName: string): Promise<void> => {
+    await openRing();
+    if (keys.length === 0) {
+      if (!ring) return;
+      throw new SteadError("STEAD_STORE_PLAIN", `${dumpName} is of a plain store, and ${store.location} is encrypted: its rows would be written in the clear`, {
+        fix: "import it into a store opened without a key (unset STEAD_ENCRYPTION_KEY and STEAD_ENCRYPTION_KEY_FILE, and use a new store path or database)",
+      });
+    }
+    await store.replaceDataKeys(await adoptedKeys(keys, chain, dumpName));
+    await reloadKeys();
   };
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
@@ -323,6 +327,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       if (prop === "keyring") return ring;
       if (prop === "blobAddress") return ring?.blobAddress;
       if (prop === "reloadKeys") return reloadKeys;
+      if (prop === "adoptKeys") return adoptKeys;
       if (Object.hasOwn(own, prop)) return own[prop as keyof Store];
       const v: unknown = Reflect.get(target, prop, target);
       if (typeof v !== "function") return v;

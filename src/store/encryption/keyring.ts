@@ -54,13 +54,14 @@ async function wrapped(p: KeyProvider, id: string, key: Buffer, createdAt: numbe
   return { id, kekId: p.id, wrapped: await p.wrap(key, wrapContext(id)), createdAt };
 }
 
-async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<Keyring> {
+/** `whose`: how messages name the keys' owner ("the store", or a dump being imported). */
+async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = "the store"): Promise<Keyring> {
   const keys = new Map<string, Buffer>();
   let mac: Buffer | undefined;
   let active: DataKey | undefined;
   const missing = [...new Set(rows.filter((r) => chain.find(r.kekId) === undefined).map((r) => r.kekId))];
   if (missing.length) {
-    throw new SteadError("STEAD_KEY_MISSING", `the store is encrypted with key ${missing.join(", ")}, which is not in ${chain.describe()}; the store never opens without it`, {
+    throw new SteadError("STEAD_KEY_MISSING", `${whose} is encrypted with key ${missing.join(", ")}, which is not in ${chain.describe()}; ${whose} never opens without it`, {
       fix: `put the key file ${missing[0] ?? ""}.key in the key directory (or set STEAD_ENCRYPTION_KEY_FILE to it, or STEAD_ENCRYPTION_KEY to its key)`,
     });
   }
@@ -72,8 +73,8 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<
       key = await p.unwrap(r.wrapped, r.kekId, wrapContext(r.id));
     } catch (e) {
       if (!(e instanceof SealError)) throw e;
-      throw new SteadError("STEAD_KEY_WRONG", `${p.where} does not unwrap the store's data key ${r.id} (wrapped by key ${r.kekId}): the key was changed, or the row was`, {
-        fix: `give the original key ${r.kekId}; if it is the right one, the store's data_keys row was damaged: restore it from a backup`,
+      throw new SteadError("STEAD_KEY_WRONG", `${p.where} does not unwrap the data key ${r.id} of ${whose} (wrapped by key ${r.kekId}): the key was changed, or the wrapped key was`, {
+        fix: `give the original key ${r.kekId}; if it is the right one, the wrapped key was damaged: restore it from a backup`,
       });
     }
     if (r.id === MAC_KEY_ID) mac = key;
@@ -82,7 +83,7 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<
       active = { id: r.id, key };
     }
   }
-  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", "the store's data_keys table lacks its blob address key or every data key", { fix: "restore the store from a backup" });
+  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks its blob address key or every data key`, { fix: "restore it from a backup" });
   const macKey = mac;
   return {
     active,
@@ -90,6 +91,29 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<
     kekIds: [...new Set(rows.map((r) => r.kekId))],
     blobAddress: (hash) => createHmac("sha256", macKey).update(hash).digest("hex"),
   };
+}
+
+/** `rows` each wrapped by `to` instead (checked first: every row unwraps, or none is re-wrapped). */
+async function rewrapped(rows: readonly DataKeyRow[], chain: KeyChain, to: KeyProvider, whose?: string): Promise<DataKeyRow[]> {
+  await unwrapAll(rows, chain, whose);
+  const next: DataKeyRow[] = [];
+  for (const r of rows) {
+    const p = chain.find(r.kekId);
+    if (!p) continue;
+    next.push({ ...r, kekId: to.id, wrapped: await to.wrap(await p.unwrap(r.wrapped, r.kekId, wrapContext(r.id)), wrapContext(r.id)) });
+  }
+  return next;
+}
+
+/**
+ * The keys an import's target takes from a dump (`dumpName`): each checked to unwrap by a key
+ * of `chain`, then wrapped by `chain.given` when the target has a key of its own (so the dump's
+ * key is not needed after), or kept as wrapped when it has none.
+ */
+export async function adoptedKeys(rows: readonly DataKeyRow[], chain: KeyChain, dumpName: string): Promise<DataKeyRow[]> {
+  if (chain.given) return rewrapped(rows, chain, chain.given, dumpName);
+  await unwrapAll(rows, chain, dumpName);
+  return [...rows];
 }
 
 /**
@@ -100,13 +124,7 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain): Promise<
 export async function rotateKeys(store: DataKeys, chain: KeyChain, to: KeyProvider): Promise<{ dataKey: string; rewrapped: number; from: string[] }> {
   const rows = await store.dataKeys();
   if (rows.length === 0) throw new SteadError("STEAD_STORE_PLAIN", "the store is not encrypted: there are no keys to rotate", { fix: "keys are set up when an encrypted store is created (stead keys init on a new store)" });
-  await unwrapAll(rows, chain);
-  const next: DataKeyRow[] = [];
-  for (const r of rows) {
-    const p = chain.find(r.kekId);
-    if (!p) continue;
-    next.push({ ...r, kekId: to.id, wrapped: await to.wrap(await p.unwrap(r.wrapped, r.kekId, wrapContext(r.id)), wrapContext(r.id)) });
-  }
+  const next = await rewrapped(rows, chain, to);
   const id = `d${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   await store.addDataKeys([await wrapped(to, id, newKey(), Date.now())]);
   await store.rewrapDataKeys(next);

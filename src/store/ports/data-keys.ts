@@ -12,4 +12,9 @@ export interface DataKeys {
   addDataKeys(rows: readonly DataKeyRow[]): Promise<void>;
   /** Replaces the wrapping (`kekId`, `wrapped`) of each row by id, all or none; a row absent from the store is an error. */
   rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void>;
+  /**
+   * Replaces every key row by `rows`, all or none. Hazard: a value sealed by a key that goes can
+   * never be opened again; only an import's target, which holds no value yet, has its keys replaced.
+   */
+  replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void>;
 }

@@ -573,6 +573,13 @@ export class PostgresStore implements Store {
     });
   }
 
+  async replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    await this.transaction(async (c) => {
+      await c.query(SQL.text(dataKeySql.DELETE_DATA_KEYS));
+      for (const k of rows) await c.query(SQL.text(dataKeySql.INSERT_DATA_KEY), [k.id, k.kekId, k.wrapped, k.createdAt]);
+    });
+  }
+
   async announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number): Promise<void> {
     // Catalog rows are locked in one order by every announcer: two workers announcing the same
     // definitions at once cannot deadlock.

@@ -600,6 +600,15 @@ export class SqliteStore implements Store {
     return Promise.resolve();
   }
 
+  async replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    const insert = this.stmt(dataKeySql.INSERT_DATA_KEY);
+    this.written(() => this.db.transaction(() => {
+      this.stmt(dataKeySql.DELETE_DATA_KEYS).run();
+      for (const k of rows) insert.run(k.id, k.kekId, k.wrapped, k.createdAt);
+    }).immediate());
+    return Promise.resolve();
+  }
+
   announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
     const upsert = this.stmt(
       `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)

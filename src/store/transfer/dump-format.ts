@@ -5,16 +5,24 @@
  *   {"t":"runs","r":{"id":"...",...}}          one line per row, tables in TRANSFER_TABLES order
  *   {"stead-export-end":1,"tables":{"runs":{"rows":3,"sha256":"..."},...}}
  *
+ * A dump of an encrypted store is version 2: its header also carries the store's data keys,
+ * wrapped as the store keeps them (`"keys":[{"id":"d1","kekId":"…","wrapped":"…","createdAt":…}]`),
+ * and its rows hold their values sealed. Its trailer is version 1, as every dump's.
+ *
  * A dump without its trailer line is truncated; one whose rows do not add up to the trailer's
  * counts and digests is corrupted. Neither is ever imported.
  */
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type TransferRow, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type DataKeyRow, type TransferRow, type TransferTable } from "../types.js";
 import type { StoreDigest, TableDigest } from "./digest.js";
 import { canonicalRow, TRANSFER_SCHEMA_VERSION } from "./tables.js";
 
-/** The format version this code writes and reads. A reader refuses a larger one. */
-export const DUMP_VERSION = 1;
+/** The newest format version this code writes and reads. A reader refuses a larger one. */
+export const DUMP_VERSION = 2;
+/** A plain store's dump: what every Stead before encryption reads. */
+export const PLAIN_DUMP_VERSION = 1;
+/** Every dump's trailer. */
+export const TRAILER_VERSION = 1;
 export const DIGEST_NAME = "sha256-sum";
 
 export interface DumpHeader {
@@ -26,6 +34,8 @@ export interface DumpHeader {
   digest: string;
   /** Row count per table. */
   tables: Record<TransferTable, number>;
+  /** An encrypted store's data keys, wrapped (version 2 only). */
+  keys?: DataKeyRow[];
 }
 
 export interface DumpTrailer {
@@ -97,13 +107,30 @@ export function parseHeader(text: string | undefined, name: string): DumpHeader 
   }
   if (typeof value.source !== "string") throw badDump(name, "does not name its source store's dialect");
   if (value.digest !== DIGEST_NAME) throw badDump(name, `uses digest ${shown(value.digest)}, which this Stead does not know`, "upgrade stead to the version that wrote the dump");
+  const keys = parseKeys(value.keys, name, version as number);
   return {
     "stead-export": version as number,
     schema: schema as number,
     source: value.source,
     digest: DIGEST_NAME,
     tables: perTable(value.tables, name, "row count", isCount, 0),
+    ...(keys ? { keys } : {}),
   };
+}
+
+const isKeyRow = (v: unknown): v is DataKeyRow =>
+  isObject(v) && typeof v.id === "string" && v.id !== "" && typeof v.kekId === "string" && v.kekId !== "" && typeof v.wrapped === "string" && v.wrapped !== "" && isCount(v.createdAt);
+
+/** Version 2 carries the store's keys, at least one; version 1 none. */
+function parseKeys(value: unknown, name: string, version: number): DataKeyRow[] | undefined {
+  if (version < 2) {
+    if (value !== undefined) throw badDump(name, "is a version 1 (plain) export, yet its header carries keys");
+    return undefined;
+  }
+  if (!Array.isArray(value) || value.length === 0) throw badDump(name, "is a version 2 (encrypted) export without its keys");
+  const bad: unknown = (value as unknown[]).find((k) => !isKeyRow(k));
+  if (bad !== undefined) throw badDump(name, `has an invalid key in its header: ${shown(bad)}`);
+  return (value as DataKeyRow[]).map((k) => ({ id: k.id, kekId: k.kekId, wrapped: k.wrapped, createdAt: k.createdAt }));
 }
 
 /**
@@ -115,8 +142,8 @@ export function parseLine(text: string, name: string, lineNo: number, lastTable:
   const value = parseJson(text, name, lineNo);
   if (!isObject(value)) throw badDump(where, "is not a dump line");
   if ("stead-export-end" in value) {
-    if (value["stead-export-end"] !== DUMP_VERSION) throw badDump(where, `has an invalid trailer version ${shown(value["stead-export-end"])}`);
-    return { kind: "trailer", trailer: { "stead-export-end": DUMP_VERSION, tables: perTable(value.tables, where, "digest", isDigest, EMPTY_DIGEST) } };
+    if (value["stead-export-end"] !== TRAILER_VERSION) throw badDump(where, `has an invalid trailer version ${shown(value["stead-export-end"])}`);
+    return { kind: "trailer", trailer: { "stead-export-end": TRAILER_VERSION, tables: perTable(value.tables, where, "digest", isDigest, EMPTY_DIGEST) } };
   }
   const table = value.t;
   const index = (TRANSFER_TABLES as readonly unknown[]).indexOf(table);

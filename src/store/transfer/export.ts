@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type RunReads, type StoreLifecycle, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type DataKeys, type RunReads, type StoreLifecycle, type TransferRows, type TransferTable } from "../types.js";
 import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
-import { DIGEST_NAME, DUMP_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
+import { DIGEST_NAME, DUMP_VERSION, PLAIN_DUMP_VERSION, TRAILER_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
 import { everyRun } from "../run-sets.js";
 
@@ -34,8 +34,11 @@ export interface ExportSummary {
  * The store is read twice: once for the header's counts, once for the rows. If the two reads
  * disagree, something wrote to the store meanwhile: the trailer is not written (so the partial
  * dump can never be imported) and the export fails.
+ *
+ * Rows are written as the store holds them: an encrypted store's values stay sealed, and its data
+ * keys go in the header, wrapped as the store keeps them (no key is ever written in the clear).
  */
-export async function exportStore(store: StoreLifecycle & RunReads & TransferRows, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
+export async function exportStore(store: StoreLifecycle & RunReads & TransferRows & Pick<DataKeys, "dataKeys">, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
   const info = await store.check();
   // readRows asks for every column of this schema: an older store lacks some.
@@ -45,13 +48,15 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
     });
   }
   if (!options.allowLive) await refuseLiveLeases(store, options.ownerIsDead ?? (() => false));
+  const keys = await store.dataKeys();
   const counted = await digestStore(store, pageRows);
   const header: DumpHeader = {
-    "stead-export": DUMP_VERSION,
+    "stead-export": keys.length > 0 ? DUMP_VERSION : PLAIN_DUMP_VERSION,
     schema: info.schemaVersion,
     source: store.dialect,
     digest: DIGEST_NAME,
     tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, counted[t].rows])) as Record<TransferTable, number>,
+    ...(keys.length > 0 ? { keys } : {}),
   };
   await write(out, `${JSON.stringify(header)}\n`);
   const written = {} as StoreDigest;
@@ -74,7 +79,7 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
       fix: "stop every worker and command using the store, then export again",
     });
   }
-  const trailer: DumpTrailer = { "stead-export-end": DUMP_VERSION, tables: written };
+  const trailer: DumpTrailer = { "stead-export-end": TRAILER_VERSION, tables: written };
   await write(out, `${JSON.stringify(trailer)}\n`);
   return { source: store.dialect, schema: info.schemaVersion, tables: written };
 }

@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { StringDecoder } from "node:string_decoder";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type DataKeyRow, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
@@ -70,6 +70,17 @@ function unreadable(name: string, e: unknown): unknown {
   return badDump(name, `cannot be read (${(e as Error).message})`, "pass a readable file written by `stead export`");
 }
 
+/**
+ * How a target takes a dump's keys (an encrypted store's dump), or refuses them. Called once the
+ * target is known to hold no rows, before any is written; `keys` is empty for a plain dump.
+ */
+export interface KeyAdoption {
+  adoptKeys(keys: readonly DataKeyRow[], dumpName: string): Promise<void>;
+}
+
+/** What an import writes to: a store, and, for an encrypted dump, the layer that adopts its keys. */
+export type ImportTarget = StoreLifecycle & TransferRows & Partial<KeyAdoption>;
+
 export interface ImportOptions {
   /** How messages name the dump when `input` is not a VerifiedDump. */
   name?: string;
@@ -94,9 +105,10 @@ export interface ImportSummary {
  * Imports a dump into `store`, which must hold no rows: verifies the whole dump first (nothing is
  * written from a truncated or corrupted one), creates the schema if needed, writes the rows as they
  * are in batches, then reads the store back and checks every table's count and digest against
- * the dump's trailer.
+ * the dump's trailer. An encrypted dump's rows are written sealed, as dumped, once the target
+ * has adopted its keys.
  */
-export async function importStore(store: StoreLifecycle & TransferRows, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
+export async function importStore(store: ImportTarget, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
   const dump = input instanceof VerifiedDump ? input : await VerifiedDump.from(input, options.name);
   try {
     await store.migrate();
@@ -107,6 +119,13 @@ export async function importStore(store: StoreLifecycle & TransferRows, input: D
       });
     }
     await refuseNonEmpty(store);
+    const keys = dump.header.keys ?? [];
+    if (store.adoptKeys) await store.adoptKeys(keys, dump.name);
+    else if (keys.length > 0) {
+      throw new SteadError("STEAD_BAD_OPTION", `${dump.name} is of an encrypted store, and ${store.location} was opened without the encryption layer that takes its keys`, {
+        fix: "import it through Stead (`stead import`, or importDump on createStead's instance)",
+      });
+    }
     await writeDump(store, dump, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024);
     const back = await digestStore(store);
     const diffs = digestDifferences(dump.tables, back, "the dump", "the store");
@@ -123,7 +142,7 @@ export async function importStore(store: StoreLifecycle & TransferRows, input: D
 
 const REMOVE_PARTIAL = "remove the target (delete the SQLite file, or drop and re-create the Postgres database), then import again";
 
-async function refuseNonEmpty(store: StoreLifecycle & TransferRows): Promise<void> {
+async function refuseNonEmpty(store: ImportTarget): Promise<void> {
   for (const table of TRANSFER_TABLES) {
     const [row] = await store.readRows(table, null, 1);
     if (!row) continue;
@@ -135,7 +154,7 @@ async function refuseNonEmpty(store: StoreLifecycle & TransferRows): Promise<voi
   }
 }
 
-async function writeDump(store: StoreLifecycle & TransferRows, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
+async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
   let batch: TransferRow[] = [];
   let table: TransferTable | undefined;
   let bytes = 0;

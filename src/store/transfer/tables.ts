@@ -28,7 +28,7 @@ export const NOT_TRANSFERRED: Readonly<Record<Exclude<TableName, TransferTable>,
   stead_migrations: "bookkeeping: every store records its own migrations",
   stead_commits: "Postgres's log of group commits whose reply may be lost: about this database's transactions only",
   definitions: "derived from code, not user data: workers announce it again when they start on the target store (until one has, a start by name of it is refused there)",
-  data_keys: "an encrypted store's own keys, wrapped by a key-encryption key only its owner holds (an encrypted store is not exported: stead export refuses it)",
+  data_keys: "an encrypted store's keys go in the dump's header instead, wrapped as kept; the target takes them (re-wrapped by its own key) before any row is written",
   announcements: "live state of the source's workers (alive until a refresh bound): meaningless in another store",
 };
 
