@@ -1,19 +1,21 @@
 /**
- * `stead backup`: an online copy of an SQLite store taken while three worker processes write to
- * it, opened on "another machine" (a fresh directory, the source's workers killed) where every run
- * continues to the results of a run that was never backed up; `--restore` into empty stores of
+ * `stead backup`: an online copy of an encrypted SQLite store taken while three worker processes
+ * write to it, opened on "another machine" (a fresh directory, the source's workers killed, only
+ * the key brought along) where every run continues to the results of a plain run that was never
+ * backed up; the copy holds none of the runs' inputs or outputs in the clear; `--restore` into empty stores of
  * both dialects, checked from the stores' own rows; and every refusal (a taken name, a missing
  * directory, a full file system, a Postgres store, a damaged or edited backup, a non-empty
  * target), each leaving the world as it was.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createStead, PostgresStore, SqliteStore, workflow, type Store } from "../src/index.js";
+import { createStead, localKey, PostgresStore, SqliteStore, workflow, type Store } from "../src/index.js";
 import { digestStore } from "../src/store/transfer/index.js";
 import { cli, FIXTURES, requireBuild, spawnCli, tempDir } from "./cli-helpers.js";
 import { Sandbox, type RunToStart } from "./fixtures/crash/harness.js";
@@ -23,6 +25,8 @@ import { freshDatabase } from "./setup/postgres.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/backup/workflows.mjs", import.meta.url));
 const ROOT_USER = process.getuid?.() === 0;
+/** A key directory that does not exist: the test's key is the only one. */
+const KEYLESS = join(tmpdir(), `stead-backup-test-no-keys-${process.pid}`);
 
 const RUNS = 30;
 const STEPS = 25;
@@ -39,6 +43,17 @@ async function withStore<T>(path: string, fn: (store: SqliteStore) => Promise<T>
   }
 }
 
+/** `fn` on the store at `path` as Stead reads it, opened by the key `key` (base64) when given. */
+async function withReadStore<T>(path: string, key: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  const stead = createStead({ store: path, readonly: true, ...(key ? { encryption: { key: localKey(Buffer.from(key, "base64"), "the test's key"), keyDir: KEYLESS } } : {}) });
+  try {
+    await stead.ready();
+    return await fn(stead.store);
+  } finally {
+    await stead.close();
+  }
+}
+
 /** Every run's status and output, as the store holds them. */
 async function outcomes(store: Store): Promise<Record<string, { status: string; output: unknown }>> {
   const out: Record<string, { status: string; output: unknown }> = {};
@@ -49,8 +64,8 @@ async function outcomes(store: Store): Promise<Record<string, { status: string; 
   return out;
 }
 
-const allCompleted = (path: string) => async () => {
-  const o = await withStore(path, outcomes);
+const allCompleted = (path: string, key?: string) => async () => {
+  const o = await withReadStore(path, key, outcomes);
   return Object.values(o).every((r) => r.status === "completed") ? o : undefined;
 };
 
@@ -70,7 +85,9 @@ describe("a backup taken while three workers write", () => {
     const elsewhere = new Sandbox();
     boxes.push(box, reference, elsewhere);
     const base = { workflows: WORKFLOWS, leaseMs: 1_500, pollMs: 20, concurrency: 8 };
-    const writers = [box.spawn({ ...base, start: starts() }), box.spawn(base), box.spawn(base)];
+    const key = randomBytes(32).toString("base64");
+    const keyed = { env: { STEAD_ENCRYPTION_KEY: key } };
+    const writers = [box.spawn({ ...base, start: starts() }, keyed), box.spawn(base, keyed), box.spawn(base, keyed)];
     const ref = reference.spawn({ ...base, start: starts() });
     await writers[0]?.started(20_000);
 
@@ -79,7 +96,7 @@ describe("a backup taken while three workers write", () => {
     const target = join(box.dir, "backups", "stead-backup.db");
     mkdirSync(join(box.dir, "backups"));
     const before = linesOf(box.log);
-    const taken = await cli(["backup", "--to", target, "--store", box.store], box.dir);
+    const taken = await cli(["backup", "--to", target, "--store", box.store], box.dir, keyed);
     const after = linesOf(box.log);
     expect(taken.stderr).toBe("");
     expect(taken.code).toBe(0);
@@ -90,15 +107,18 @@ describe("a backup taken while three workers write", () => {
 
     // The machine is lost: its workers die mid-run, and only the backup goes on.
     for (const w of writers) await w.kill();
-    const inBackup = await withStore(target, outcomes);
+    const inBackup = await withReadStore(target, key, outcomes);
     const unfinished = Object.values(inBackup).filter((r) => r.status !== "completed").length;
     expect(unfinished, "the backup was taken mid-load: runs still to finish").toBeGreaterThan(0);
+    const file = readFileSync(target).toString("latin1");
+    expect(file.includes("seed-1"), "a run's input in the backup's bytes").toBe(false);
+    expect(file).toContain("$stead1:");
 
     // Another machine: nothing of the source's but the backup file, copied in as its store.
     const moved = elsewhere.store;
     copyFileSync(target, moved);
-    elsewhere.spawn({ ...base, store: moved });
-    const continued = await waitUntil("every run to complete on the moved backup", allCompleted(moved), { timeoutMs: 90_000 });
+    elsewhere.spawn({ ...base, store: moved }, keyed);
+    const continued = await waitUntil("every run to complete on the moved backup", allCompleted(moved, key), { timeoutMs: 90_000 });
     const expected = await waitUntil("every reference run to complete", allCompleted(reference.store), { timeoutMs: 90_000 });
     await ref.kill();
     expect(continued).toEqual(expected);

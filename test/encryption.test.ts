@@ -191,6 +191,17 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     const forged = await caught(() => s.stead.get("rest-1"));
     expect(forged).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
     expect((forged as Error).message).toContain("plain text");
+    // So is plain data in place of an event's sealed data; a step's completion, which holds only
+    // what the steps table keeps in the clear (its id, seq, attempt and time), is stored as it is.
+    const completed = await s.rows("SELECT data FROM events WHERE run_id = ? AND type = 'step.completed'", "rest-1");
+    expect(completed.length).toBeGreaterThan(0);
+    for (const e of completed) expect(Object.keys(JSON.parse(String(e.data)) as object).sort()).toEqual(["attempt", "ms", "seq", "step"]);
+    const [sealedEvent] = await s.rows("SELECT seq FROM events WHERE run_id = ? AND data LIKE ? ORDER BY seq", "rest-2", '%"$sealed"%');
+    expect(sealedEvent).toBeDefined();
+    await s.write("UPDATE events SET data = ? WHERE seq = ?", '{"text":"forged"}', sealedEvent!.seq);
+    const forgedEvent = await caught(() => s.stead.store.events({ runId: "rest-2" }));
+    expect(forgedEvent).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+    expect((forgedEvent as Error).message).toContain("plain text");
   }, 60_000);
 
   it("rotates to a new key: data keys re-wrapped, no value rewritten, old values open with the new key alone", async () => {

@@ -4,21 +4,19 @@
  * or column fails to open), and the data key's id, so any key the store holds opens it.
  *
  * Text: `$stead1:<key id>:<base64url(iv ‖ ciphertext ‖ tag)>`. No JSON text starts with `$`, so a
- * sealed value is never mistaken for a plain one. What is sealed is one flag byte, then the text
- * as UTF-8 (0) or deflated (1): a value of COMPRESS_FROM bytes or more is deflated when that saves
- * a tenth, so sealing (base64 adds a third) does not grow what a commit writes. Hazard: a value's
- * stored length tells how well it compresses. Bytes: 0xE5, the id's length, the id, iv,
- * ciphertext, tag.
+ * sealed value is never mistaken for a plain one. What is sealed is one flag byte (0: the text
+ * follows as UTF-8; other values are kept for later formats), then the text. Values are not
+ * compressed: deflate cost more per step than the cipher (zlib sets up a stream per call), and a
+ * compressed value's length tells how well it compresses, which leaks what it holds. So a sealed
+ * value is its text plus 29 bytes, then a third more for base64. Bytes: 0xE5, the id's
+ * length, the id, iv, ciphertext, tag.
  */
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, randomFillSync, type KeyObject } from "node:crypto";
-import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 const IV_BYTES = 12;
 const IV_POOL_IVS = 1024;
 const TEXT_PREFIX = "$stead1:";
-const COMPRESS_FROM = 128;
 const PLAIN = 0;
-const DEFLATED = 1;
 const BYTES_MAGIC = 0xe5;
 const TAG_BYTES = 16;
 
@@ -88,12 +86,9 @@ function decrypt(key: Buffer, sealed: Buffer, aad: string, keyId: string): Buffe
 }
 
 export function sealText(dk: DataKey, plain: string, aad: string): string {
-  const utf8 = Buffer.from(plain, "utf8");
-  let body = Buffer.concat([Buffer.of(PLAIN), utf8]);
-  if (utf8.byteLength >= COMPRESS_FROM) {
-    const packed = deflateRawSync(utf8);
-    if (packed.byteLength < utf8.byteLength * 0.9) body = Buffer.concat([Buffer.of(DEFLATED), packed]);
-  }
+  const body = Buffer.allocUnsafe(1 + Buffer.byteLength(plain, "utf8"));
+  body[0] = PLAIN;
+  body.write(plain, 1, "utf8");
   return `${TEXT_PREFIX}${dk.id}:${encrypt(dk.key, body, aad).toString("base64url")}`;
 }
 
@@ -110,7 +105,6 @@ export function openText(keys: ReadonlyMap<string, Buffer>, sealed: string, aad:
   if (!key) throw new SealError("unknown key", id);
   const body = decrypt(key, Buffer.from(sealed.slice(colon + 1), "base64url"), aad, id);
   // Authenticated: only a holder of the data key wrote these bytes, flag included.
-  if (body[0] === DEFLATED) return inflateRawSync(body.subarray(1)).toString("utf8");
   if (body[0] === PLAIN) return body.toString("utf8", 1);
   throw new SealError("does not authenticate", id);
 }

@@ -2,7 +2,8 @@
  * A store whose payloads are encrypted at rest (see cipher.ts for the format, sealed-values.ts for
  * what each value is bound to): writes are sealed before they reach the store, reads opened after.
  * Encrypted: runs' input, output and error; steps' output, error and checkpoint metadata; waits'
- * requests and results; holds' reasons and details; event data (but `step` and `attempt`); control
+ * requests and results; holds' reasons and details; event data (but `step` and `attempt`, and a
+ * step's completion, which holds only what the steps table keeps in the clear); control
  * commands' recorded arguments and results; snapshots' notes and checkpoint metadata; workspace
  * blobs, kept under a keyed address (keyring.ts). In the clear: ids, names, kinds, statuses, times,
  * counts and sizes (what the store filters, sorts and joins on), the store's own lease events, and
@@ -34,7 +35,7 @@ import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js
 import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
 import type { KeyAdoption } from "../transfer/import.js";
-import { at, CLEAR_EVENT_FIELDS, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
+import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
 export interface EncryptingStore extends Store, KeyAdoption {
   /** The keyring once read; null for a plain store (or before migrate/check). */
@@ -58,6 +59,8 @@ function tampered(aad: string, e: unknown): SteadError {
     fix: "restore the store (or that row) from a backup",
   });
 }
+
+const notSealed = (aad: string): SteadError => tampered(aad, new SealError("not sealed"));
 
 class Sealer {
   constructor(private readonly ring: Keyring) {}
@@ -87,6 +90,7 @@ class Sealer {
 
   events(runId: string, events: readonly EventWrite[]): EventWrite[] {
     return events.map((e) => {
+      if (isClearEvent(e.type, e.data)) return e;
       const data: Record<string, unknown> = { [SEALED_FIELD]: sealText(this.ring.active, JSON.stringify(e.data ?? {}), at.event(runId, e.type)) };
       for (const f of CLEAR_EVENT_FIELDS) if (e.data && f in e.data) data[f] = e.data[f];
       return { ...e, data };
@@ -243,12 +247,12 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async events(filter?: Parameters<Store["events"]>[0]) {
       const rows = await store.events(filter);
       const s = sealer;
-      return s ? rows.map((e) => openEvent(s.open, e)) : rows;
+      return s ? rows.map((e) => openEvent(s.open, e, notSealed)) : rows;
     },
     async eventsAfter(position: string | null, filter?: Parameters<Store["eventsAfter"]>[1]) {
       const page = await store.eventsAfter(position, filter);
       const s = sealer;
-      return s ? { ...page, events: page.events.map((e) => openEvent(s.open, e)) } : page;
+      return s ? { ...page, events: page.events.map((e) => openEvent(s.open, e, notSealed)) } : page;
     },
     async listSessions(filter?: Parameters<Store["listSessions"]>[0]) {
       const rows = await store.listSessions(filter);

@@ -47,10 +47,40 @@ export function openSnapshot(o: Opener, s: SnapshotRow): SnapshotRow {
 export const SEALED_FIELD = "$sealed";
 export const CLEAR_EVENT_FIELDS = ["step", "attempt"] as const;
 
-export function openEvent(o: Opener, e: EventRow): EventRow {
-  if (!e.data.includes(`"${SEALED_FIELD}"`)) return e;
+/**
+ * Events whose data is only what the steps table keeps in the clear anyway (a step's id, seq,
+ * attempt and time), stored as they are: one seal less per step, and nothing more to read.
+ * Any other field, or a string where a number belongs, and the event is sealed as every other.
+ */
+const CLEAR_EVENTS: Readonly<Record<string, Readonly<Record<string, "string" | "number">>>> = {
+  "step.completed": { step: "string", seq: "number", attempt: "number", ms: "number" },
+};
+
+/** Events the store writes itself, below this layer (claims, expired leases, a pruned run's summary): plain, and nothing of a payload. */
+const STORE_EVENTS: ReadonlySet<string> = new Set(["run.claimed", "lease.expired", "run.pruned"]);
+
+export function isClearEvent(type: string, data: Record<string, unknown> | undefined): boolean {
+  const fields = Object.hasOwn(CLEAR_EVENTS, type) ? CLEAR_EVENTS[type] : undefined;
+  if (!fields || !data) return false;
+  for (const k in data) if (!Object.hasOwn(fields, k) || typeof data[k] !== fields[k]) return false;
+  return true;
+}
+
+/** `notSealed`: the failure for event data in the clear that this layer would have sealed. */
+export function openEvent(o: Opener, e: EventRow, notSealed: (aad: string) => Error): EventRow {
+  if (!e.data.includes(`"${SEALED_FIELD}"`)) {
+    if (STORE_EVENTS.has(e.type)) return e;
+    let data: unknown;
+    try {
+      data = JSON.parse(e.data);
+    } catch {
+      data = undefined;
+    }
+    if (typeof data === "object" && data !== null && !Array.isArray(data) && isClearEvent(e.type, data as Record<string, unknown>)) return e;
+    throw notSealed(`events|${e.runId}/${e.seq}|data`);
+  }
   const data = JSON.parse(e.data) as Record<string, unknown>;
   const sealed = data[SEALED_FIELD];
-  if (typeof sealed !== "string") return e;
+  if (typeof sealed !== "string") throw notSealed(`events|${e.runId}/${e.seq}|data`);
   return { ...e, data: o(sealed, at.event(e.runId, e.type)) };
 }
