@@ -12,6 +12,8 @@
 import type { Redactor } from "../redactor.js";
 import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
 
+import { layeredStore } from "./layered-store.js";
+
 export const REDACTED_EVENT = "payload.redacted";
 
 interface Found {
@@ -115,29 +117,8 @@ export function redactingStore(store: Store, redactor: Redactor): Store {
     }
     return rawCommit(units, options);
   };
-  // A write path assigned from outside (an observer wrapping what it read) takes the place of
-  // the redacting one, which it calls; every other member is the store's own, bound to it.
-  const own = new Map<PropertyKey, unknown>([
+  return layeredStore(store, new Map<PropertyKey, unknown>([
     ["createRun", createRun],
     ["commit", commit],
-  ]);
-  const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(store, {
-    get(target, prop) {
-      if (own.has(prop)) return own.get(prop);
-      const v: unknown = Reflect.get(target, prop, target);
-      if (typeof v !== "function") return v;
-      let b = bound.get(prop);
-      if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
-      return b;
-    },
-    set(target, prop, value) {
-      if (own.has(prop)) own.set(prop, value);
-      else {
-        bound.delete(prop);
-        Reflect.set(target, prop, value, target);
-      }
-      return true;
-    },
-  });
+  ]));
 }

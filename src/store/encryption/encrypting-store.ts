@@ -34,6 +34,7 @@ import { DATA_KEYS_VERSION } from "../schema/tables.js";
 import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
+import { layeredStore } from "../layered-store.js";
 import type { KeyAdoption } from "../transfer/import.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
@@ -305,10 +306,6 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       return (await store.getBlobs([...byAddress.keys()])).map((b) => s.openBlob(byAddress.get(b.hash) ?? b.hash, b));
     },
   };
-  // Read-only members: the keyring, the address of a blob (workspace gc marks by content hash; an
-  // encrypted store lists blobs by address), and the import's key adoption. Transfer rows
-  // (readRows/writeRows) pass through as stored: an encrypted store's dump holds them sealed.
-  const extra = new Set<PropertyKey>(["keyring", "blobAddress", "reloadKeys", "adoptKeys"]);
   const reloadKeys = (): Promise<void> => {
     opened = undefined;
     return openRing();
@@ -325,28 +322,15 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     await store.replaceDataKeys(await adoptedKeys(keys, chain, dumpName));
     await reloadKeys();
   };
-  const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === "keyring") return ring;
-      if (prop === "blobAddress") return ring?.blobAddress;
-      if (prop === "reloadKeys") return reloadKeys;
-      if (prop === "adoptKeys") return adoptKeys;
-      if (Object.hasOwn(own, prop)) return own[prop as keyof Store];
-      const v: unknown = Reflect.get(target, prop, target);
-      if (typeof v !== "function") return v;
-      let b = bound.get(prop);
-      if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
-      return b;
-    },
-    set(target, prop, value) {
-      if (Object.hasOwn(own, prop)) own[prop as keyof Store] = value;
-      else if (!extra.has(prop)) {
-        bound.delete(prop);
-        Reflect.set(target, prop, value, target);
-      }
-      return true;
-    },
-  }) as EncryptingStore;
+  // Read-only members: the keyring, the address of a blob (workspace gc marks by content hash; an
+  // encrypted store lists blobs by address), and the import's key adoption. Transfer rows
+  // (readRows/writeRows) pass through as stored: an encrypted store's dump holds them sealed.
+  const computed = new Map<PropertyKey, () => unknown>([
+    ["keyring", () => ring],
+    ["blobAddress", () => ring?.blobAddress],
+    ["reloadKeys", () => reloadKeys],
+    ["adoptKeys", () => adoptKeys],
+  ]);
+  return layeredStore(store, new Map(Object.entries(own)), computed) as EncryptingStore;
 }
 
