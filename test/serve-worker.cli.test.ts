@@ -42,7 +42,8 @@ describe("stead serve --worker", () => {
     const spawnedAt = Date.now();
     const server = spawnCli(["serve", "--listen", "127.0.0.1:0", "--worker", file, "--poll", POLL], dir);
     const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
-    expect(server.stdout()).toMatch(/worker \S+ started: cli-approval/);
+    // Printed just after the URL line, which a pipe may deliver first, alone.
+    await until("the worker's start line", () => /worker \S+ started: cli-approval/.test(server.stdout()) || undefined);
     // The worker claims the run at its start and it runs to its approval.
     const get = async () => (await (await fetch(`${url}/api/v1/runs/${id}`)).json()) as { run: { status: string; output: unknown } };
     await until("the run to park at its approval", async () => ((await get()).run.status === "waiting" ? true : undefined));

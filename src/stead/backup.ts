@@ -111,16 +111,11 @@ export class CheckedBackup {
         throw e;
       },
     );
-    // An encrypted backup's values are restored as they are, sealed: its keys go with them (after
-    // the import, which refuses a target with rows, so a refused restore adds no key).
-    const keys = await this.copy.dataKeys();
-    if (keys.length > 0 && (await target.dataKeys()).length > 0) {
-      throw badBackup(this.file, "is of an encrypted store, and the target store has keys of its own", "restore into a new store opened without a key (unset STEAD_ENCRYPTION_KEY and STEAD_ENCRYPTION_KEY_FILE); the backup's key opens it after");
-    }
+    // An encrypted backup's values are restored as they are, sealed; its keys come in the dump's
+    // header and are taken as an import takes them (needing the backup's key at hand).
     const [, dump] = await Promise.all([exported, VerifiedDump.from(spool, this.file)]);
     try {
       const summary = await importStore(target, dump);
-      if (keys.length > 0) await target.addDataKeys(keys);
       return { ...summary, backup: this.record };
     } finally {
       await dump.dispose();

@@ -35,7 +35,7 @@ import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js
 import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
 import { layeredStore } from "../layered-store.js";
-import type { KeyAdoption } from "../transfer/import.js";
+import type { KeyAdoption } from "../ports/data-keys.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
 export interface EncryptingStore extends Store, KeyAdoption {
@@ -310,17 +310,28 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     opened = undefined;
     return openRing();
   };
-  /** The target holds no rows (the importer checked); a value sealed by a key replaced here is none. */
-  const adoptKeys = async (keys: readonly DataKeyRow[], dumpName: string): Promise<void> => {
+  /**
+   * The target holds no rows (the importer checked), so no value is sealed by a key replaced
+   * here. Its keys are then wrapped by the key given, else by the key that wraps its own keys now
+   * (a store set up by `stead keys init`, opened by the key directory), else as the dump had them.
+   */
+  const adoptKeys = async (keys: readonly DataKeyRow[], dumpName: string): Promise<() => Promise<void>> => {
     await openRing();
+    const own = await store.dataKeys();
     if (keys.length === 0) {
-      if (!ring) return;
+      if (own.length === 0) return () => Promise.resolve();
       throw new SteadError("STEAD_STORE_PLAIN", `${dumpName} is of a plain store, and ${store.location} is encrypted: its rows would be written in the clear`, {
         fix: "import it into a store opened without a key (unset STEAD_ENCRYPTION_KEY and STEAD_ENCRYPTION_KEY_FILE, and use a new store path or database)",
       });
     }
-    await store.replaceDataKeys(await adoptedKeys(keys, chain, dumpName));
+    const ownKek = own[0]?.kekId;
+    const wrapper = chain.given ?? (ownKek === undefined ? undefined : chain.find(ownKek));
+    await store.replaceDataKeys(await adoptedKeys(keys, chain, dumpName, wrapper));
     await reloadKeys();
+    return async () => {
+      await store.replaceDataKeys(own);
+      await reloadKeys();
+    };
   };
   // Read-only members: the keyring, the address of a blob (workspace gc marks by content hash; an
   // encrypted store lists blobs by address), and the import's key adoption. Transfer rows

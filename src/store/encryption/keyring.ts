@@ -27,6 +27,7 @@ export interface Keyring {
 }
 
 const wrapContext = (id: string): string => `stead data key ${id}`;
+const newDataKeyId = (): string => `d${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 
 /**
  * The store's keyring, or null for a plain store. With `chain.given` a store with no keys and no
@@ -43,6 +44,7 @@ export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns">,
       });
     }
     const now = Date.now();
+    // Fixed ids: openers racing to set the store up insert the same ids, and all keep the first writer's.
     const first = [await wrapped(chain.given, MAC_KEY_ID, newKey(), now), await wrapped(chain.given, "d1", newKey(), now)];
     await store.addDataKeys(first);
     rows = await store.dataKeys();
@@ -55,14 +57,20 @@ async function wrapped(p: KeyProvider, id: string, key: Buffer, createdAt: numbe
 }
 
 /** `whose`: how messages name the keys' owner ("the store", or a dump being imported). */
-async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = "the store"): Promise<Keyring> {
+const STORE = "the store";
+
+async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = STORE): Promise<Keyring> {
   const keys = new Map<string, Buffer>();
   let mac: Buffer | undefined;
   let active: DataKey | undefined;
   const missing = [...new Set(rows.filter((r) => chain.find(r.kekId) === undefined).map((r) => r.kekId))];
   if (missing.length) {
     throw new SteadError("STEAD_KEY_MISSING", `${whose} is encrypted with key ${missing.join(", ")}, which is not in ${chain.describe()}; ${whose} never opens without it`, {
-      fix: `put the key file ${missing[0] ?? ""}.key in the key directory (or set STEAD_ENCRYPTION_KEY_FILE to it, or STEAD_ENCRYPTION_KEY to its key)`,
+      // For a dump the environment names the target's own key: the dump's goes in the key directory.
+      fix:
+        whose === STORE
+          ? `put the key file ${missing[0] ?? ""}.key in the key directory (or set STEAD_ENCRYPTION_KEY_FILE to it, or STEAD_ENCRYPTION_KEY to its key)`
+          : `put the source store's key file ${missing[0] ?? ""}.key in the key directory for the import (keep STEAD_ENCRYPTION_KEY(_FILE) for the target's own key)`,
     });
   }
   for (const r of rows) {
@@ -83,7 +91,7 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = "
       active = { id: r.id, key };
     }
   }
-  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks its blob address key or every data key`, { fix: "restore it from a backup" });
+  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks its blob address key or every data key`, { fix: whose === STORE ? "restore it from a backup" : "export it again, unedited" });
   const macKey = mac;
   return {
     active,
@@ -107,11 +115,11 @@ async function rewrapped(rows: readonly DataKeyRow[], chain: KeyChain, to: KeyPr
 
 /**
  * The keys an import's target takes from a dump (`dumpName`): each checked to unwrap by a key
- * of `chain`, then wrapped by `chain.given` when the target has a key of its own (so the dump's
- * key is not needed after), or kept as wrapped when it has none.
+ * of `chain`, then wrapped by `to`, the target's own key (so the dump's key is not needed after),
+ * or kept as wrapped when the target has none.
  */
-export async function adoptedKeys(rows: readonly DataKeyRow[], chain: KeyChain, dumpName: string): Promise<DataKeyRow[]> {
-  if (chain.given) return rewrapped(rows, chain, chain.given, dumpName);
+export async function adoptedKeys(rows: readonly DataKeyRow[], chain: KeyChain, dumpName: string, to: KeyProvider | undefined): Promise<DataKeyRow[]> {
+  if (to) return rewrapped(rows, chain, to, dumpName);
   await unwrapAll(rows, chain, dumpName);
   return [...rows];
 }
@@ -125,7 +133,7 @@ export async function rotateKeys(store: DataKeys, chain: KeyChain, to: KeyProvid
   const rows = await store.dataKeys();
   if (rows.length === 0) throw new SteadError("STEAD_STORE_PLAIN", "the store is not encrypted: there are no keys to rotate", { fix: "keys are set up when an encrypted store is created (stead keys init on a new store)" });
   const next = await rewrapped(rows, chain, to);
-  const id = `d${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const id = newDataKeyId();
   await store.addDataKeys([await wrapped(to, id, newKey(), Date.now())]);
   await store.rewrapDataKeys(next);
   return { dataKey: id, rewrapped: next.length, from: [...new Set(rows.map((r) => r.kekId))] };

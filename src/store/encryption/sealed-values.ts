@@ -56,8 +56,15 @@ const CLEAR_EVENTS: Readonly<Record<string, Readonly<Record<string, "string" | "
   "step.completed": { step: "string", seq: "number", attempt: "number", ms: "number" },
 };
 
-/** Events the store writes itself, below this layer (claims, expired leases, a pruned run's summary): plain, and nothing of a payload. */
-const STORE_EVENTS: ReadonlySet<string> = new Set(["run.claimed", "lease.expired", "run.pruned"]);
+/**
+ * Events the store writes itself, below this layer, with the fields each may hold: plain, and
+ * nothing of a payload (claims, expired leases, a pruned run's summary).
+ */
+const STORE_EVENTS: Readonly<Record<string, ReadonlySet<string>>> = {
+  "run.claimed": new Set(["worker", "host", "pid", "fence", "previousStatus"]),
+  "lease.expired": new Set(["fence", "reason"]),
+  "run.pruned": new Set(["by", "endedBefore", "summary"]),
+};
 
 export function isClearEvent(type: string, data: Record<string, unknown> | undefined): boolean {
   const fields = Object.hasOwn(CLEAR_EVENTS, type) ? CLEAR_EVENTS[type] : undefined;
@@ -66,21 +73,31 @@ export function isClearEvent(type: string, data: Record<string, unknown> | undef
   return true;
 }
 
-/** `notSealed`: the failure for event data in the clear that this layer would have sealed. */
+function isStoreEvent(type: string, data: Record<string, unknown>): boolean {
+  const fields = Object.hasOwn(STORE_EVENTS, type) ? STORE_EVENTS[type] : undefined;
+  if (!fields) return false;
+  for (const k in data) if (!fields.has(k)) return false;
+  return true;
+}
+
+/**
+ * `notSealed`: the failure for event data that this layer would have sealed yet is not (plain
+ * data other than a store event's or a clear step completion's shape, or a malformed seal).
+ */
 export function openEvent(o: Opener, e: EventRow, notSealed: (aad: string) => Error): EventRow {
-  if (!e.data.includes(`"${SEALED_FIELD}"`)) {
-    if (STORE_EVENTS.has(e.type)) return e;
-    let data: unknown;
-    try {
-      data = JSON.parse(e.data);
-    } catch {
-      data = undefined;
-    }
-    if (typeof data === "object" && data !== null && !Array.isArray(data) && isClearEvent(e.type, data as Record<string, unknown>)) return e;
+  let data: unknown;
+  try {
+    data = JSON.parse(e.data);
+  } catch {
+    data = undefined;
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw notSealed(`events|${e.runId}/${e.seq}|data`);
+  const fields = data as Record<string, unknown>;
+  if (!Object.hasOwn(fields, SEALED_FIELD)) {
+    if (isStoreEvent(e.type, fields) || isClearEvent(e.type, fields)) return e;
     throw notSealed(`events|${e.runId}/${e.seq}|data`);
   }
-  const data = JSON.parse(e.data) as Record<string, unknown>;
-  const sealed = data[SEALED_FIELD];
+  const sealed = fields[SEALED_FIELD];
   if (typeof sealed !== "string") throw notSealed(`events|${e.runId}/${e.seq}|data`);
   return { ...e, data: o(sealed, at.event(e.runId, e.type)) };
 }

@@ -18,3 +18,12 @@ export interface DataKeys {
    */
   replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void>;
 }
+
+/**
+ * How the layer that gives key rows meaning (encryption/) takes an import's keys, or refuses
+ * them: called once the target is known to hold no rows, before any is written; `keys` is empty
+ * for a plain dump. Resolves to the undoing, for an import refused before its first row.
+ */
+export interface KeyAdoption {
+  adoptKeys(keys: readonly DataKeyRow[], dumpName: string): Promise<() => Promise<void>>;
+}

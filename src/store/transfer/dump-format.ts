@@ -130,6 +130,9 @@ function parseKeys(value: unknown, name: string, version: number): DataKeyRow[] 
   if (!Array.isArray(value) || value.length === 0) throw badDump(name, "is a version 2 (encrypted) export without its keys");
   const bad: unknown = (value as unknown[]).find((k) => !isKeyRow(k));
   if (bad !== undefined) throw badDump(name, `has an invalid key in its header: ${shown(bad)}`);
+  const ids = (value as DataKeyRow[]).map((k) => k.id);
+  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (twice !== undefined) throw badDump(name, `has key ${JSON.stringify(twice)} twice in its header`);
   return (value as DataKeyRow[]).map((k) => ({ id: k.id, kekId: k.kekId, wrapped: k.wrapped, createdAt: k.createdAt }));
 }
 

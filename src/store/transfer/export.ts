@@ -74,6 +74,8 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
     written[table] = d.digest();
   }
   const changed = digestDifferences(counted, written, "the first read", "the second");
+  // A rotation meanwhile may have sealed rows by a key the header lacks.
+  if (JSON.stringify(await store.dataKeys()) !== JSON.stringify(keys)) changed.push("data_keys: the store's keys changed (a rotation)");
   if (changed.length > 0) {
     throw new SteadError("STEAD_INVALID_STATE", `the store at ${store.location} changed during the export (${changed.join("; ")}); the dump was left without its trailer`, {
       fix: "stop every worker and command using the store, then export again",

@@ -6,7 +6,8 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { StringDecoder } from "node:string_decoder";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type DataKeyRow, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
+import type { KeyAdoption } from "../ports/data-keys.js";
 import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
@@ -70,14 +71,6 @@ function unreadable(name: string, e: unknown): unknown {
   return badDump(name, `cannot be read (${(e as Error).message})`, "pass a readable file written by `stead export`");
 }
 
-/**
- * How a target takes a dump's keys (an encrypted store's dump), or refuses them. Called once the
- * target is known to hold no rows, before any is written; `keys` is empty for a plain dump.
- */
-export interface KeyAdoption {
-  adoptKeys(keys: readonly DataKeyRow[], dumpName: string): Promise<void>;
-}
-
 /** What an import writes to: a store, and, for an encrypted dump, the layer that adopts its keys. */
 export type ImportTarget = StoreLifecycle & TransferRows & Partial<KeyAdoption>;
 
@@ -120,13 +113,21 @@ export async function importStore(store: ImportTarget, input: DumpInput | Verifi
     }
     await refuseNonEmpty(store);
     const keys = dump.header.keys ?? [];
-    if (store.adoptKeys) await store.adoptKeys(keys, dump.name);
+    let undoKeys: (() => Promise<void>) | undefined;
+    if (store.adoptKeys) undoKeys = await store.adoptKeys(keys, dump.name);
     else if (keys.length > 0) {
       throw new SteadError("STEAD_BAD_OPTION", `${dump.name} is of an encrypted store, and ${store.location} was opened without the encryption layer that takes its keys`, {
         fix: "import it through Stead (`stead import`, or importDump on createStead's instance)",
       });
     }
-    await writeDump(store, dump, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024);
+    const progress = { written: 0 };
+    try {
+      await writeDump(store, dump, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024, progress);
+    } catch (e) {
+      // Refused before its first row: the target's own keys come back, so it is as it was.
+      if (progress.written === 0 && undoKeys) await undoKeys();
+      throw e;
+    }
     const back = await digestStore(store);
     const diffs = digestDifferences(dump.tables, back, "the dump", "the store");
     if (diffs.length > 0) {
@@ -154,7 +155,7 @@ async function refuseNonEmpty(store: ImportTarget): Promise<void> {
   }
 }
 
-async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: number, batchBytes: number): Promise<void> {
+async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: number, batchBytes: number, progress: { written: number }): Promise<void> {
   let batch: TransferRow[] = [];
   let table: TransferTable | undefined;
   let bytes = 0;
@@ -163,6 +164,7 @@ async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: num
     if (table === undefined || batch.length === 0) return;
     await store.writeRows(table, batch);
     written += batch.length;
+    progress.written = written;
     batch = [];
     bytes = 0;
   };
