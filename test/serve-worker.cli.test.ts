@@ -5,7 +5,7 @@
 import { request } from "node:http";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { cli, FIXTURES, requireBuild, spawnCli, tempDir, until } from "./cli-helpers.js";
 
 beforeAll(requireBuild);
@@ -41,6 +41,8 @@ describe("stead serve --worker", () => {
     // Every tick of the worker is after this: its polls fire 60 s after one at the earliest.
     const spawnedAt = Date.now();
     const server = spawnCli(["serve", "--listen", "127.0.0.1:0", "--worker", file, "--poll", POLL], dir);
+    // A failed assertion must not leave the server running after the test.
+    onTestFinished(() => void server.child.kill("SIGKILL"));
     const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
     // Printed just after the URL line, which a pipe may deliver first, alone.
     await until("the worker's start line", () => /worker \S+ started: cli-approval/.test(server.stdout()) || undefined);
