@@ -445,6 +445,15 @@ export class PostgresStore implements Store {
     for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
     checkSnapshotWrites(units);
     checkEventDeletes(units);
+    const order = lockOrder(units);
+    const sorted = order.map((i) => units[i] as Unit);
+    const results = await this.commitSorted(sorted, options);
+    const out = new Array<UnitResult>(units.length);
+    order.forEach((i, k) => (out[i] = results[k] as UnitResult));
+    return out;
+  }
+
+  private async commitSorted(units: Unit[], options: CommitOptions): Promise<UnitResult[]> {
     const payload = JSON.stringify(units);
     return this.withRetry(async () => {
       const token = randomUUID();
@@ -1049,6 +1058,21 @@ const RESERVE_BYTES = 1024 * 1024;
 
 /** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
 const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean", bytes: "text" };
+
+/**
+ * The order a batch's units are applied in: by their first run's id, stable, so two batches that
+ * lock the same runs take the row locks in one order and cannot deadlock (each unit locks its run
+ * row first and holds it to COMMIT). Units of one run keep their relative order, and a unit's own
+ * later runs (a parent's row a child's end touches) are outside this order: a deadlock there is a
+ * conflict, retried.
+ */
+function lockOrder(units: Unit[]): number[] {
+  const key = (i: number) => units[i]?.[0]?.runId ?? "";
+  const created = new Set(units.flatMap((u) => u.flatMap((m) => (m.newRuns ?? []).map((r) => r.id))));
+  // A unit that writes a run an earlier unit creates must stay after it.
+  if (created.size > 0 && units.some((u) => u.some((m) => created.has(m.runId)))) return units.map((_, i) => i);
+  return units.map((_, i) => i).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a - b));
+}
 
 function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
   const list = (typeof raw === "string" ? JSON.parse(raw) : raw) as { ok: boolean; pauseRequested?: boolean; reason?: string; runId?: string; status?: string }[];
