@@ -15,7 +15,7 @@ import { describeStoreConformance, type StoreFactory } from "../src/store/confor
 import { caught, waitUntil } from "./helpers/waiting.js";
 import { databaseExists, withClient, withDatabase } from "./setup/databases.js";
 import { freePort } from "./setup/embedded-server.js";
-import { freshDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
+import { freshMigratedDatabase, useFreshDatabases, postgresSetup, PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer, type TestDatabase } from "./setup/postgres.js";
 
 /** Each store's database, to reopen it and drop it. */
 const databases = new Map<Store, TestDatabase>();
@@ -24,7 +24,7 @@ const factory: StoreFactory = {
   name: "postgres",
   workerPresence: true,
   async open() {
-    const db = await freshDatabase("conformance");
+    const db = await freshMigratedDatabase("conformance");
     const store = new PostgresStore({ connectionString: db.url });
     databases.set(store, db);
     await store.migrate();

@@ -5,7 +5,7 @@
 import Database from "better-sqlite3";
 import { createStead, type Stead, type SteadOptions } from "../../src/index.js";
 import { withClient } from "../setup/databases.js";
-import { freshDatabase, type TestDatabase } from "../setup/postgres.js";
+import { freshMigratedDatabase, type TestDatabase } from "../setup/postgres.js";
 import { tempStorePath } from "./temp-store.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -32,7 +32,7 @@ export async function onStore(kind: StoreKind, label: string, options: Omit<Stea
     location = t.path;
     remove = () => Promise.resolve(t.remove());
   } else {
-    db = await freshDatabase(label);
+    db = await freshMigratedDatabase(label);
     location = db.url;
     remove = () => (db as TestDatabase).drop();
   }

@@ -199,7 +199,14 @@ export interface EmbeddedServer {
  * this process: it is stopped and started only from here, and when this process dies the
  * watchdog removes it.
  */
-export async function createEmbeddedServer(options: { dataDir?: string } = {}): Promise<EmbeddedServer> {
+/**
+ * For test servers: no fsync and no full-page images. Every commit is still in the kernel (WAL
+ * written) before it returns, so a server killed with any signal and restarted loses nothing;
+ * only a crash of the machine itself could, and no test does that. The bench keeps the defaults.
+ */
+export const TEST_SETTINGS: Readonly<Record<string, string>> = { fsync: "off", full_page_writes: "off" };
+
+export async function createEmbeddedServer(options: { dataDir?: string; settings?: Readonly<Record<string, string>> } = {}): Promise<EmbeddedServer> {
   const root = mkdtempSync(join(tmpdir(), "stead-pg-"));
   const isRoot = process.getuid?.() === 0;
   // As root, the server runs as the postgres user, which writes its log next to the data dir
@@ -230,7 +237,8 @@ export async function createEmbeddedServer(options: { dataDir?: string } = {}): 
         bin.postgres,
         ["-D", handle.dataDir, "-p", String(handle.port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
           // Many pooled stores in two test forks at once, plus worker child processes.
-          "-c", "max_connections=300"],
+          "-c", "max_connections=300",
+          ...Object.entries(options.settings ?? {}).flatMap(([k, v]) => ["-c", `${k}=${v}`])],
         { ...ids, detached: true, stdio: ["ignore", log, log], env: { ...process.env, LC_MESSAGES: "C" } },
       );
     } finally {

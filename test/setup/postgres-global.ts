@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import type { TestProject } from "vitest/node";
 import { databasesWithPrefix, dropDatabase, withClient } from "./databases.js";
-import { adminUrlOf, createEmbeddedServer } from "./embedded-server.js";
+import { adminUrlOf, createEmbeddedServer, TEST_SETTINGS } from "./embedded-server.js";
 import type { ProvidedPostgres } from "./provided.js";
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -37,7 +37,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     };
   }
 
-  const server = await createEmbeddedServer();
+  const server = await createEmbeddedServer({ settings: TEST_SETTINGS });
   project.provide("steadPostgres", { adminUrl: adminUrlOf(server.handle), databasePrefix, source: "embedded" } satisfies ProvidedPostgres);
   return () => server.destroy();
 }

@@ -4,6 +4,8 @@
  *   const db = await freshDatabase("my-case");   // an empty database on the run's shared server
  *   ... new PostgresStore({ connectionString: db.url }) ...
  *   await db.drop();                              // terminates its connections and drops it
+ *   const m = await freshMigratedDatabase("x");   // one at the current schema: a copy of a
+ *                                                 // template migrated once per test process
  *
  * The shared server (see postgres-global.ts) is never stopped by tests. A test that needs to
  * stop or restart Postgres starts a private server, which only it uses:
@@ -15,9 +17,11 @@
  *     it("…", async () => { await server.restart(2_000); });  // down 2 s, same port, same data
  *   });
  */
+import pg from "pg";
 import { afterEach, inject } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/index.js";
 import { createDatabase, databaseName, dropDatabase, withDatabase } from "./databases.js";
-import { adminUrlOf, createEmbeddedServer, type ServerHandle, type StopMode } from "./embedded-server.js";
+import { adminUrlOf, createEmbeddedServer, TEST_SETTINGS, type ServerHandle, type StopMode } from "./embedded-server.js";
 import type { ProvidedPostgres } from "./provided.js";
 
 export interface TestDatabase {
@@ -53,6 +57,60 @@ async function freshDatabaseOn(adminUrl: string, prefix: string, label: string):
 export async function freshDatabase(label: string): Promise<TestDatabase> {
   const { adminUrl, databasePrefix } = postgresSetup();
   return freshDatabaseOn(adminUrl, databasePrefix, label);
+}
+
+/**
+ * The shared server's admin connections, kept for this process: a database made and dropped per
+ * case would otherwise pay a connection (and its password exchange) twice. The shared server is
+ * never stopped by tests, so these never outlive it.
+ */
+let adminPool: pg.Pool | undefined;
+function admin(): pg.Pool {
+  if (!adminPool) {
+    adminPool = new pg.Pool({ connectionString: postgresSetup().adminUrl, max: 2, idleTimeoutMillis: 2_000, allowExitOnIdle: true });
+    adminPool.on("error", () => undefined);
+  }
+  return adminPool;
+}
+
+let template: Promise<string> | undefined;
+/** This process's template: a database at the current schema, with no connection left open to it (a copy needs none). */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const { adminUrl, databasePrefix } = postgresSetup();
+    const name = databaseName(databasePrefix, "template");
+    await admin().query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+    const store = new PostgresStore({ connectionString: withDatabase(adminUrl, name) });
+    try {
+      await store.migrate();
+    } finally {
+      await store.close();
+    }
+    return name;
+  })();
+  return template;
+}
+
+/**
+ * A new database on the shared server at the current schema, as `migrate()` leaves a fresh one:
+ * copied from a template migrated once per test process. For tests of what runs on the schema;
+ * a test of migrations themselves takes `freshDatabase`.
+ */
+export async function freshMigratedDatabase(label: string): Promise<TestDatabase> {
+  const { adminUrl, databasePrefix } = postgresSetup();
+  const from = await migratedTemplate();
+  const name = databaseName(databasePrefix, label);
+  await admin().query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(from)}`);
+  let dropped = false;
+  return {
+    name,
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await admin().query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    },
+  };
 }
 
 /**
@@ -101,7 +159,7 @@ export interface PrivateServer {
  */
 export async function startPrivateServer(options: { dataDir?: string } = {}): Promise<PrivateServer> {
   if (PRIVATE_SERVER_UNAVAILABLE) throw new Error(PRIVATE_SERVER_UNAVAILABLE);
-  const server = await createEmbeddedServer(options);
+  const server = await createEmbeddedServer({ ...options, settings: TEST_SETTINGS });
   const h = server.handle;
   const adminUrl = adminUrlOf(h);
   return {
