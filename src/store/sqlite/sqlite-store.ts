@@ -172,15 +172,17 @@ export class SqliteStore implements Store {
   /**
    * Every write goes through here. Hazard: a store file deleted (or replaced) under an open
    * connection still accepts writes, into a file no one else will ever read; so the path is checked
-   * before and after each write, and a write that may have landed in a vanished file is reported
-   * as lost, never as done. A write that fails for lack of space is STEAD_STORAGE_FULL.
+   * after each write, and a write that may have landed in a vanished file is reported as lost,
+   * never as done (a check before it too would only spare a dead file the write, one more stat per
+   * step). A write that fails for lack of space is STEAD_STORAGE_FULL.
    */
   private written<T>(fn: () => T): T {
-    this.assertSameFile();
     let value: T;
     try {
       value = fn();
     } catch (e) {
+      // A write that failed in a vanished file is reported as the store lost, whatever SQLite said.
+      this.assertSameFile();
       if ((e as { code?: unknown }).code === "SQLITE_FULL") throw storageFull(this.location, e);
       throw e;
     }
@@ -358,7 +360,11 @@ export class SqliteStore implements Store {
   }
 
   private applyMigrations(): void {
-    this.assertReadable(this.readVersion());
+    const seen = this.readVersion();
+    this.assertReadable(seen);
+    // A schema only moves forward: a store already at this Stead's version needs no write lock, so
+    // a process starts while another holds the lock (a long write, a process frozen mid-commit).
+    if (!seen.empty && seen.version === LATEST_VERSION) return;
     // The emptiness check is inside the write lock: processes that all found no store when they
     // opened it (several `stead run` started at once in a new directory) create its schema once.
     this.written(() =>
