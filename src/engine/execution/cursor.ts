@@ -13,8 +13,12 @@ export class JournalCursor {
   private readonly journal = new Map<number, StepRow>();
   private readonly maxSeq: number;
   private next = 0;
-  /** Where each step id was first asked for: ids share one namespace per run. */
-  private readonly callSites = new Map<string, Error>();
+  /**
+   * The journal position at which each step id was first asked for: ids share one namespace per
+   * run. A position, not a call site: a stack captured per step cost more than the rest of the
+   * check and was kept for the whole run; the second call's site is captured only when it is thrown.
+   */
+  private readonly firstAt = new Map<string, number>();
 
   constructor(
     private readonly runId: string,
@@ -60,16 +64,15 @@ export class JournalCursor {
         fix: "give every step a non-empty string id of at most 200 characters",
       });
     }
-    const here = new Error();
-    const first = this.callSites.get(stepId);
-    if (first) {
+    const first = this.firstAt.get(stepId);
+    if (first !== undefined) {
       throw new SteadError(
         "STEAD_DUPLICATE_STEP_ID",
-        `step id "${stepId}" is used twice in run ${this.runId}: first at ${callSite(first)}, again at ${callSite(here)}`,
+        `step id "${stepId}" is used twice in run ${this.runId}: first as its step ${first + 1}, again at ${callSite(new Error())}`,
         { runId: this.runId, stepId, fix: "give each step a unique id, e.g. include the loop index: `fetch-${i}`" },
       );
     }
-    this.callSites.set(stepId, here);
+    this.firstAt.set(stepId, this.next);
   }
 }
 
