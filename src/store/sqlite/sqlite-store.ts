@@ -71,6 +71,14 @@ import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutat
 import { sqliteEventsAfter } from "./event-stream.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
+interface QueuedStart {
+  run: NewRun;
+  events: EventWrite[];
+  idempotency: IdempotencyWrite | undefined;
+  resolve(row: RunRow): void;
+  reject(e: unknown): void;
+}
+
 export interface SqliteStoreOptions {
   /** Database file. Default `.stead/stead.db` under the current directory. */
   path?: string;
@@ -112,6 +120,8 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts = new Map<string, Database.Statement>();
   private closed = false;
+  /** Starts waiting for this turn's transaction (createRun). */
+  private starts: QueuedStart[] = [];
   /** Who hears this object's wake-ups (onWake). */
   private readonly wakeListeners = new Set<() => void>();
   /** The file this connection opened: a write checks the path still names it (see `written`). */
@@ -398,6 +408,9 @@ export class SqliteStore implements Store {
 
   close(): Promise<void> {
     if (!this.closed) {
+      // Starts already asked for are written (or refused) before the file closes, as they would
+      // have been had they not waited for company.
+      this.writeStarts();
       this.closed = true;
       this.db.close();
     }
@@ -481,21 +494,59 @@ export class SqliteStore implements Store {
     return Promise.resolve(sqliteEventsAfter(this.db, (sql) => this.stmt(sql), position, filter));
   }
 
-  async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
-    const row = this.written(() => this.db.transaction(() => {
-      if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
-      if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
-        throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, {
-          runId: run.id,
-          fix: "choose another run id, or omit it to get a fresh one",
-        });
-      }
-      const inserted = this.insertRun(run);
-      this.insertEvents(run.id, events, run.createdAt);
-      return inserted;
-    }).immediate());
-    if (row.status === "pending") this.wake();
-    return Promise.resolve(row);
+  /**
+   * Group commit for starts: the runs asked for in one turn of the event loop are written in one
+   * transaction, each in a savepoint of its own, so one refused (its id or idempotency key taken)
+   * leaves the others, and each caller is answered only once the transaction is durable. Anything
+   * else that fails fails them all, as one commit would.
+   */
+  createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
+    return new Promise<RunRow>((resolve, reject) => {
+      if (this.starts.push({ run, events, idempotency, resolve, reject }) === 1) setImmediate(() => this.writeStarts());
+    });
+  }
+
+  private writeStarts(): void {
+    const batch = this.starts;
+    this.starts = [];
+    if (batch.length === 0) return;
+    const outcomes: ({ ok: true; row: RunRow } | { ok: false; error: unknown })[] = [];
+    try {
+      this.written(() =>
+        this.db.transaction(() => {
+          for (const s of batch) {
+            try {
+              outcomes.push({ ok: true, row: this.db.transaction(() => this.insertStart(s))() });
+            } catch (e) {
+              if (!(e instanceof SteadError)) throw e;
+              outcomes.push({ ok: false, error: e });
+            }
+          }
+        }).immediate(),
+      );
+    } catch (e) {
+      for (const s of batch) s.reject(e);
+      return;
+    }
+    if (outcomes.some((o) => o.ok && o.row.status === "pending")) this.wake();
+    batch.forEach((s, i) => {
+      const o = outcomes[i];
+      if (o?.ok) s.resolve(o.row);
+      else s.reject(o?.error ?? new Error("a start was not written"));
+    });
+  }
+
+  private insertStart({ run, events, idempotency }: QueuedStart): RunRow {
+    if (idempotency && !this.recordKey(idempotency, run.createdAt)) throw keyTaken(idempotency.verb, idempotency.scope, idempotency.key);
+    if (this.stmt("SELECT 1 FROM runs WHERE id = ?").get(run.id)) {
+      throw new SteadError("STEAD_ID_TAKEN", `a run with id ${run.id} already exists`, {
+        runId: run.id,
+        fix: "choose another run id, or omit it to get a fresh one",
+      });
+    }
+    const inserted = this.insertRun(run);
+    this.insertEvents(run.id, events, run.createdAt);
+    return inserted;
   }
 
   /**
