@@ -3,6 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import { redactingStore } from "../store/redacting-store.js";
+import { groupCommitting } from "./control-store.js";
 import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
@@ -145,6 +146,8 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
 export class Stead {
   readonly store: Store;
+  /** The store as control commands write it: their one-unit commits share transactions (control-store.ts). */
+  private readonly control: Store;
   readonly payloadLimit: number;
   readonly idempotencyTtlMs: number;
   /** What is redacted from everything this instance stores (see `redaction`). */
@@ -175,6 +178,7 @@ export class Stead {
     // Redacted first, then sealed: a secret is gone before anything is encrypted.
     this.keyChain = keyChainFor(options.encryption);
     this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
+    this.control = groupCommitting(this.store);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);
@@ -500,13 +504,13 @@ export class Stead {
   async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.store, runId, name, true, d, this.payloadLimit, key, this.decisions);
+    return admin.decide(this.control, runId, name, true, d, this.payloadLimit, key, this.decisions);
   }
 
   async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.store, runId, name, false, d, this.payloadLimit, key, this.decisions);
+    return admin.decide(this.control, runId, name, false, d, this.payloadLimit, key, this.decisions);
   }
 
   /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
@@ -514,13 +518,13 @@ export class Stead {
     const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
     const key = this.keyOption(o);
     await this.ready();
-    return admin.signal(this.store, runId, name, payload, this.payloadLimit, o.by ?? null, key);
+    return admin.signal(this.control, runId, name, payload, this.payloadLimit, o.by ?? null, key);
   }
 
   async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.PauseResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.pause(this.store, runId, options.by ?? null, key);
+    return admin.pause(this.control, runId, options.by ?? null, key);
   }
 
   /**
@@ -531,29 +535,29 @@ export class Stead {
     const key = this.keyOption(options);
     await this.ready();
     if (options.acceptChange) {
-      const r = await admin.release(this.store, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
+      const r = await admin.release(this.control, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
       return { runId, from: "held", resumed: r.already ? [] : [runId], already: r.already };
     }
-    return admin.resume(this.store, runId, options.by ?? null, key);
+    return admin.resume(this.control, runId, options.by ?? null, key);
   }
 
   /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
   async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.RetryResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.retry(this.store, runId, options.by ?? null, key);
+    return admin.retry(this.control, runId, options.by ?? null, key);
   }
 
   async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<admin.CancelResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.cancel(this.store, runId, options.reason ?? null, options.by ?? null, key);
+    return admin.cancel(this.control, runId, options.reason ?? null, options.by ?? null, key);
   }
 
   async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
     const key = this.keyOption(options);
     await this.ready();
-    const r = await admin.release(this.store, runId, hold, options, this.payloadLimit, key);
+    const r = await admin.release(this.control, runId, hold, options, this.payloadLimit, key);
     return { ...holdView(r), already: r.already };
   }
 
@@ -561,7 +565,7 @@ export class Stead {
     if (options.id !== undefined) checkRunId(options.id);
     const key = this.keyOption(options);
     await this.ready();
-    return admin.fork(this.store, runId, options.at, options.id, options.by ?? null, key);
+    return admin.fork(this.control, runId, options.at, options.id, options.by ?? null, key);
   }
 
   async why(runId: string): Promise<Explanation> {
