@@ -9,3 +9,6 @@ export const distUrl = pathToFileURL(resolve(import.meta.dirname, "../dist/index
  * the compiled code, not a TypeScript loader's output.
  */
 export const stead = (await import(distUrl)) as typeof import("../src/index.js");
+
+/** The built stores, for a workload that opens one with options `createStead` does not take (synchronous=NORMAL). */
+export const stores = (await import(pathToFileURL(resolve(import.meta.dirname, "../dist/store/index.js")).href)) as typeof import("../src/store/index.js");

@@ -1,3 +1,4 @@
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { stepResult } from "./report.js";
@@ -19,5 +20,21 @@ export function rawSequential(dir: string, rows: number): { usPerCommit: number 
     return { usPerCommit: (ms * 1000) / rows };
   } finally {
     db.close();
+  }
+}
+
+/** µs per write-and-fdatasync of one 4 KB page in `dir`: the disk's durable-write cost, printed beside every SQLite ratio. */
+export function fsyncUs(dir: string, n = 300): number {
+  const fd = openSync(join(dir, "fsync.bin"), "w");
+  try {
+    const page = Buffer.alloc(4096, 1);
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      writeSync(fd, page, 0, page.byteLength, (i % 16) * 4096);
+      fdatasyncSync(fd);
+    }
+    return ((performance.now() - t0) * 1000) / n;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only]`: throughput, recovery, stream and wake-up figures against
+ * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --profile]`: throughput, recovery, stream and wake-up figures against
  * their targets, on the SQLite store and on the Postgres store (STEAD_BENCH_DATABASE_URL, or an
  * embedded server started here). It reports and exits 0 whether targets are met or missed; it
  * fails only when a workload itself goes wrong (e.g. a run that does not recover).
@@ -14,16 +14,18 @@ import { encryptionSuite } from "./encryption-suite.js";
 import { BenchSetupError, openBenchServer, type BenchServer } from "./pg-server.js";
 import { postgresSuite } from "./postgres-suite.js";
 import { fmt } from "./report.js";
+import { profileSuite } from "./profile.js";
+import { scaleSuite } from "./scale-suite.js";
 import { sqliteSuite } from "./sqlite-suite.js";
 import { workspaceSuite } from "./workspace-suite.js";
 import { sessionSuite } from "./session-suite.js";
 import { streamsSuite } from "./streams-suite.js";
 import { wakeupSuite } from "./wakeup-suite.js";
 
-const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only"] as const;
-const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only"] as const;
+const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--profile"] as const;
+const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--profile"] as const;
 
-function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean; encryptionOnly: boolean } {
+function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean; encryptionOnly: boolean; scaleOnly: boolean; profile: boolean } {
   const unknown = argv.filter((a) => !(FLAGS as readonly string[]).includes(a));
   if (unknown.length) throw new UsageError(`unknown argument ${unknown.map((a) => JSON.stringify(a)).join(", ")}`);
   const sqliteOnly = argv.includes("--sqlite-only");
@@ -31,7 +33,7 @@ function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolea
   if (sqliteOnly && postgresOnly) throw new UsageError("--sqlite-only and --postgres-only exclude each other");
   const only = ONLY.filter((f) => argv.includes(f));
   if (only.length > 1) throw new UsageError(`${only.join(" and ")} exclude each other`);
-  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only"), encryptionOnly: argv.includes("--encryption-only") };
+  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only"), encryptionOnly: argv.includes("--encryption-only"), scaleOnly: argv.includes("--scale-only"), profile: argv.includes("--profile") };
 }
 
 class UsageError extends Error {}
@@ -66,6 +68,15 @@ async function main(): Promise<void> {
     console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
     return;
   }
+  if (which.profile) {
+    await profileSuite();
+    return;
+  }
+  if (which.scaleOnly) {
+    await scaleSuite();
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
   if (which.listingOnly) {
     if (which.sqlite) await sqliteListingSuite();
     if (which.postgres) {
@@ -88,6 +99,8 @@ async function main(): Promise<void> {
   if (which.sqlite) await sqliteSuite();
   if (which.sqlite) {
     console.log("");
+    await scaleSuite();
+    console.log("");
     await workspaceSuite();
     console.log("");
     await sessionSuite();
@@ -109,7 +122,7 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   if (e instanceof UsageError) {
-    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only]`);
+    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --profile]`);
     process.exit(2);
   }
   if (e instanceof BenchSetupError) {

@@ -1,6 +1,6 @@
 import type { SteadOptions, Store } from "../src/index.js";
 import { timeCommits } from "./commit-timer.js";
-import { stead as lib } from "./lib.js";
+import { stead as lib, stores } from "./lib.js";
 import { stepResult } from "./report.js";
 
 const clock = { first: 0, last: 0 };
@@ -25,8 +25,13 @@ export interface SequentialResult {
  * location (an SQLite path or a postgres:// URL) or as an object. `timeCommits` splits the figure
  * into store and engine time, at the cost of one more promise per commit.
  */
-export async function steadSequential(store: string | Store, steps: number, options: { timeCommits?: boolean; encryption?: SteadOptions["encryption"] } = {}): Promise<SequentialResult> {
-  const stead = lib.createStead({ store, ...(options.encryption ? { encryption: options.encryption } : {}) });
+export async function steadSequential(
+  store: string | Store,
+  steps: number,
+  options: { timeCommits?: boolean; encryption?: SteadOptions["encryption"]; synchronous?: "FULL" | "NORMAL" } = {},
+): Promise<SequentialResult> {
+  const where = options.synchronous && typeof store === "string" ? stores.openSqliteStore({ path: store, synchronous: options.synchronous }) : store;
+  const stead = lib.createStead({ store: where, ...(options.encryption ? { encryption: options.encryption } : {}) });
   try {
     const { id } = await stead.start(sequential, { steps });
     const worker = stead.worker({ definitions: [sequential], concurrency: 1 });

@@ -1,0 +1,51 @@
+/**
+ * Scale on the SQLite store: what a worker holds for runs parked on waits it is not executing, and
+ * how fast starts and approvals go from many concurrent callers against how fast steps go (W2).
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { controlRates } from "./control-rate.js";
+import { executedFootprint, parkedFootprint } from "./parked-memory.js";
+import { fmt, median, noisy, printTable, type Row } from "./report.js";
+import { inScratch } from "./temp-dir.js";
+import { steadConcurrent } from "./w2-concurrent.js";
+
+const PARKED = 100_000;
+const EXECUTED = 10_000;
+const CONTROL_RUNS = 2_000;
+const REPEATS = 3;
+const MiB = 1024 * 1024;
+
+export async function scaleSuite(): Promise<void> {
+  console.log(`Scale on the SQLite store under ${tmpdir()}\n`);
+  const memory = await inScratch("parked", (d) => parkedFootprint(d, PARKED));
+  const executed = await inScratch("executed", (d) => executedFootprint(d, EXECUTED));
+  const grew = (memory.seeded.rss - memory.idle.rss) / MiB;
+  const perExecuted = ((executed.rss - memory.idle.rss) / EXECUTED) / 1024;
+  const heapPerExecuted = ((executed.heapUsed - memory.idle.heapUsed) / EXECUTED) / 1024;
+  console.log(
+    `Memory after a forced GC: idle worker RSS ${fmt(memory.idle.rss / MiB, 1)} MiB (heap ${fmt(memory.idle.heapUsed / MiB, 1)}); with ${fmt(PARKED)} seeded parked runs ${fmt(memory.seeded.rss / MiB, 1)} MiB (heap ${fmt(memory.seeded.heapUsed / MiB, 1)}); after executing ${fmt(EXECUTED)} runs to their approval ${fmt(executed.rss / MiB, 1)} MiB (heap ${fmt(executed.heapUsed / MiB, 1)})`,
+  );
+
+  const starts: number[] = [];
+  const approvals: number[] = [];
+  const steps: number[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const c = await inScratch("control", (d) => controlRates(d, CONTROL_RUNS));
+    starts.push(c.startsPerSec);
+    approvals.push(c.approvalsPerSec);
+    steps.push((await inScratch("w2", (d) => steadConcurrent(join(d, "stead.db"), 50, 100))).stepsPerSec);
+  }
+  const w2 = median(steps);
+  const startRatio = median(starts) / w2;
+  const approvalRatio = median(approvals) / w2;
+  console.log(`Control from 50 callers, ${fmt(CONTROL_RUNS)} runs, ${REPEATS} repeats: starts ${starts.map((x) => fmt(x)).join(" / ")} /s; approvals ${approvals.map((x) => fmt(x)).join(" / ")} /s; W2 ${steps.map((x) => fmt(x)).join(" / ")} steps/s\n`);
+
+  const rows: Row[] = [
+    { name: `worker RSS, ${fmt(PARKED)} parked runs (seeded) vs idle`, value: `${grew >= 0 ? "+" : ""}${fmt(grew, 1)} MiB`, target: "<= +20 MiB", pass: grew <= 20 },
+    { name: `worker after executing ${fmt(EXECUTED)} runs to a wait`, value: `+${fmt(perExecuted, 2)} KiB RSS, +${fmt(heapPerExecuted, 2)} KiB heap per run`, target: "", pass: null },
+    { name: "starts/s, 50 library callers / W2 steps/s", value: `${fmt(median(starts))} / ${fmt(w2)} (${fmt(startRatio, 2)}x)`, target: ">= 0.50x", pass: startRatio >= 0.5, note: noisy(starts) },
+    { name: "approvals/s, 50 library callers / W2 steps/s", value: `${fmt(median(approvals))} / ${fmt(w2)} (${fmt(approvalRatio, 2)}x)`, target: ">= 0.50x", pass: approvalRatio >= 0.5, note: noisy(approvals) },
+  ];
+  printTable(rows);
+}
