@@ -583,12 +583,14 @@ describe("refusals", () => {
     await stead.start(simple, { note: "a" }, { id: "a-1" });
     let text = "";
     let wrote = false;
+    // A high-water mark of one byte makes the export wait for each chunk's callback.
     const out = new Writable({
+      highWaterMark: 1,
       write(chunk: Buffer, _enc, cb) {
         text += chunk.toString();
         if (wrote) return cb();
         wrote = true;
-        // Another writer, between the export's two reads.
+        // Another writer, between the export's two reads: the export goes on once it has committed.
         stead.start(simple, { note: "b" }, { id: "b-1" }).then(() => cb(), cb);
       },
     });

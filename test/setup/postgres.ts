@@ -38,9 +38,8 @@ export function postgresSetup(): ProvidedPostgres {
   return provided;
 }
 
-async function freshDatabaseOn(adminUrl: string, prefix: string, label: string): Promise<TestDatabase> {
-  const name = databaseName(prefix, label);
-  await createDatabase(adminUrl, name);
+/** Database `name` on `adminUrl`'s server, dropped (once) by `drop`. */
+function testDatabase(adminUrl: string, name: string, drop: () => Promise<void>): TestDatabase {
   let dropped = false;
   return {
     name,
@@ -48,9 +47,15 @@ async function freshDatabaseOn(adminUrl: string, prefix: string, label: string):
     async drop() {
       if (dropped) return;
       dropped = true;
-      await dropDatabase(adminUrl, name);
+      await drop();
     },
   };
+}
+
+async function freshDatabaseOn(adminUrl: string, prefix: string, label: string): Promise<TestDatabase> {
+  const name = databaseName(prefix, label);
+  await createDatabase(adminUrl, name);
+  return testDatabase(adminUrl, name, () => dropDatabase(adminUrl, name));
 }
 
 /** A new, empty database on the run's shared server, named after `label`. */
@@ -101,16 +106,9 @@ export async function freshMigratedDatabase(label: string): Promise<TestDatabase
   const from = await migratedTemplate();
   const name = databaseName(databasePrefix, label);
   await admin().query(`CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(from)}`);
-  let dropped = false;
-  return {
-    name,
-    url: withDatabase(adminUrl, name),
-    async drop() {
-      if (dropped) return;
-      dropped = true;
-      await admin().query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    },
-  };
+  return testDatabase(adminUrl, name, async () => {
+    await admin().query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  });
 }
 
 /**
