@@ -96,7 +96,7 @@ describe("replay", () => {
     expect(r.error?.code).toBe("STEAD_DUPLICATE_STEP_ID");
     const message = r.error?.message ?? "";
     expect(message).toContain('"same"');
-    expect(message).toContain("first as its step 1");
+    expect(message).toContain("first at journal position 0");
     const lines = [...message.matchAll(/engine\.replay\.test\.ts:(\d+)/g)].map((m) => Number(m[1]));
     expect(lines).toHaveLength(1);
     const source = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");

@@ -44,4 +44,21 @@ describe("SQLite starts", () => {
       file.close();
     }
   });
+
+  it("a start the schema refuses fails alone: the starts asked for with it are written", async () => {
+    const t = tempStorePath();
+    cleanups.push(() => t.remove());
+    const store = new SqliteStore({ path: t.path });
+    cleanups.push(() => store.close());
+    await store.migrate();
+    const bad = { ...newRun("bad"), input: undefined as unknown as string };
+    const results = await Promise.allSettled([store.createRun(newRun("a"), []), store.createRun(bad, []), store.createRun(newRun("b"), [])]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const file = new Database(t.path, { readonly: true });
+    try {
+      expect((file.prepare("SELECT id FROM runs ORDER BY id").all() as { id: string }[]).map((r) => r.id)).toEqual(["a", "b"]);
+    } finally {
+      file.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import { redactingStore } from "../store/redacting-store.js";
-import { groupCommitting } from "./control-store.js";
+import { controlStore, type ControlStore } from "./control-store.js";
 import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
@@ -146,8 +146,11 @@ export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runI
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
 export class Stead {
   readonly store: Store;
-  /** The store as control commands write it: their one-unit commits share transactions (control-store.ts). */
-  private readonly control: Store;
+  /** The store as control commands write it: on SQLite their one-unit commits share transactions (control-store.ts). */
+  private readonly controlWrites: ControlStore;
+  private get control(): Store {
+    return this.controlWrites.store;
+  }
   readonly payloadLimit: number;
   readonly idempotencyTtlMs: number;
   /** What is redacted from everything this instance stores (see `redaction`). */
@@ -178,7 +181,7 @@ export class Stead {
     // Redacted first, then sealed: a secret is gone before anything is encrypted.
     this.keyChain = keyChainFor(options.encryption);
     this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
-    this.control = groupCommitting(this.store);
+    this.controlWrites = controlStore(this.store);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);
@@ -778,6 +781,7 @@ export class Stead {
   /** Stops this instance's workers (gracefully) and closes the store. */
   async close(): Promise<void> {
     await Promise.all([...this.workers].map((w) => w.stop()));
+    await this.controlWrites.drain();
     await this.store.close();
   }
 }

@@ -14,6 +14,7 @@ interface Pending {
 export class GroupCommitter {
   private queue: Pending[] = [];
   private flushing = false;
+  private flushed: Promise<void> = Promise.resolve();
   /** Transactions written and units carried, for benchmarks and `stead worker` stats. */
   readonly stats = { transactions: 0, units: 0 };
 
@@ -28,9 +29,14 @@ export class GroupCommitter {
       if (!this.flushing) {
         this.flushing = true;
         // Let every run that is ready in this turn of the event loop queue its unit first.
-        setImmediate(() => void this.flush());
+        this.flushed = new Promise<void>((done) => setImmediate(() => void this.flush().then(done)));
       }
     });
+  }
+
+  /** Resolves once every unit queued so far has been written (or refused): before the store closes. */
+  drain(): Promise<void> {
+    return this.flushed;
   }
 
   private async flush(): Promise<void> {

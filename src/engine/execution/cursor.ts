@@ -68,7 +68,7 @@ export class JournalCursor {
     if (first !== undefined) {
       throw new SteadError(
         "STEAD_DUPLICATE_STEP_ID",
-        `step id "${stepId}" is used twice in run ${this.runId}: first as its step ${first + 1}, again at ${callSite(new Error())}`,
+        `step id "${stepId}" is used twice in run ${this.runId}: first at journal position ${first}, again at ${callSite(new Error())}`,
         { runId: this.runId, stepId, fix: "give each step a unique id, e.g. include the loop index: `fetch-${i}`" },
       );
     }

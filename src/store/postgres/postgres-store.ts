@@ -1061,16 +1061,18 @@ const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool
 
 /**
  * The order a batch's units are applied in: by their first run's id, stable, so two batches that
- * lock the same runs take the row locks in one order and cannot deadlock (each unit locks its run
- * row first and holds it to COMMIT). Units of one run keep their relative order, and a unit's own
- * later runs (a parent's row a child's end touches) are outside this order: a deadlock there is a
- * conflict, retried.
+ * lock the same runs take their first row locks in one order and cannot deadlock over them (each
+ * unit locks its run row first and holds it to COMMIT). Units with the same first run keep their
+ * relative order; a unit's other runs (a parent's row a child's end touches) are outside this
+ * order, and a deadlock there is a conflict, retried. A batch in which a unit writes a run another
+ * unit creates keeps the order it was given.
  */
 function lockOrder(units: Unit[]): number[] {
   const key = (i: number) => units[i]?.[0]?.runId ?? "";
-  const created = new Set(units.flatMap((u) => u.flatMap((m) => (m.newRuns ?? []).map((r) => r.id))));
-  // A unit that writes a run an earlier unit creates must stay after it.
-  if (created.size > 0 && units.some((u) => u.some((m) => created.has(m.runId)))) return units.map((_, i) => i);
+  const creator = new Map<string, number>();
+  units.forEach((u, i) => u.forEach((m) => m.newRuns?.forEach((r) => creator.set(r.id, i))));
+  const dependent = units.some((u, i) => u.some((m) => (creator.get(m.runId) ?? i) !== i));
+  if (dependent) return units.map((_, i) => i);
   return units.map((_, i) => i).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a - b));
 }
 

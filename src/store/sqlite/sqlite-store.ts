@@ -71,6 +71,16 @@ import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutat
 import { sqliteEventsAfter } from "./event-stream.js";
 import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
+/** A failure one start of a batch can cause alone: its values, or its size against the room left. */
+function oneStartsFault(e: unknown): boolean {
+  if (e instanceof TypeError || e instanceof RangeError) return true;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code === "STEAD_STORAGE_FULL" || code.startsWith("SQLITE_CONSTRAINT") || code === "SQLITE_TOOBIG" || code === "SQLITE_MISMATCH");
+}
+
+/** Taken when this module loads: a test's fake timers must not keep starts from being written. */
+const nextTurn = setImmediate;
+
 interface QueuedStart {
   run: NewRun;
   events: EventWrite[];
@@ -182,11 +192,12 @@ export class SqliteStore implements Store {
   /**
    * Every write goes through here. Hazard: a store file deleted (or replaced) under an open
    * connection still accepts writes, into a file no one else will ever read; so the path is checked
-   * after each write, and a write that may have landed in a vanished file is reported as lost,
-   * never as done (a check before it too would only spare a dead file the write, one more stat per
-   * step). A write that fails for lack of space is STEAD_STORAGE_FULL.
+   * before and after each write (a batch is one write), and a write that may have landed in a
+   * vanished file is reported as lost, never as done. A write that fails for lack of space is
+   * STEAD_STORAGE_FULL.
    */
   private written<T>(fn: () => T): T {
+    this.assertSameFile();
     let value: T;
     try {
       value = fn();
@@ -502,13 +513,22 @@ export class SqliteStore implements Store {
    */
   createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     return new Promise<RunRow>((resolve, reject) => {
-      if (this.starts.push({ run, events, idempotency, resolve, reject }) === 1) setImmediate(() => this.writeStarts());
+      if (this.starts.push({ run, events, idempotency, resolve, reject }) === 1) nextTurn(() => this.writeStarts());
     });
   }
 
   private writeStarts(): void {
     const batch = this.starts;
     this.starts = [];
+    this.writeBatch(batch);
+  }
+
+  /**
+   * A batch that fails as a whole for one start's fault (a value the schema refuses, a row too big
+   * for the room left) is written again one start at a time, so only that start's caller fails.
+   * A store gone fails them all at once.
+   */
+  private writeBatch(batch: QueuedStart[]): void {
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; row: RunRow } | { ok: false; error: unknown })[] = [];
     try {
@@ -525,6 +545,10 @@ export class SqliteStore implements Store {
         }).immediate(),
       );
     } catch (e) {
+      if (batch.length > 1 && oneStartsFault(e)) {
+        for (const s of batch) this.writeBatch([s]);
+        return;
+      }
       for (const s of batch) s.reject(e);
       return;
     }
