@@ -76,7 +76,7 @@ for (const store of ["sqlite", "postgres"] as const) {
       busy.child.kill("SIGSTOP");
       const letGo = async (tries: number) => {
         busy.child.kill("SIGCONT");
-        await new Promise((r) => setTimeout(r, 150 + tries * 50));
+        await new Promise((r) => setTimeout(r, 50 + tries * 30));
         busy.child.kill("SIGSTOP");
       };
       const other = box.spawn(config({ leaseMs: 1500, concurrency: ids.length }));
