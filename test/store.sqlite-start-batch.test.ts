@@ -1,7 +1,8 @@
 /**
  * Starts asked for together share one durable commit on SQLite, counted where the disk sees it:
  * the commit frames of the WAL file (a frame whose header gives the database's size in pages ends
- * a transaction). One start refused among them (its id taken) is refused alone.
+ * a transaction). One start refused among them (its id taken) is refused alone. And opening a
+ * store takes no write lock when its schema is current, so a process starts while another holds it.
  */
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -60,5 +61,20 @@ describe("SQLite starts", () => {
     } finally {
       file.close();
     }
+  });
+
+  it("a store at this Stead's schema opens while another connection holds the write lock", async () => {
+    const t = tempStorePath();
+    cleanups.push(() => t.remove());
+    const first = new SqliteStore({ path: t.path });
+    await first.migrate();
+    await first.close();
+    const holder = new Database(t.path);
+    cleanups.push(() => holder.close());
+    holder.exec("BEGIN IMMEDIATE");
+    cleanups.push(() => holder.exec("ROLLBACK"));
+    const store = new SqliteStore({ path: t.path, busyTimeoutMs: 100 });
+    cleanups.push(() => store.close());
+    await expect(store.migrate()).resolves.toBeUndefined();
   });
 });
