@@ -46,7 +46,8 @@ export type { SessionView, TurnOutcome } from "./engine/sessions.js";
 export { Worker } from "./worker/worker.js";
 export type { Checkpoint, RestoreHook } from "./worker/restore-hooks.js";
 export type { WorkspaceOptions } from "./engine/run-workspace.js";
-export { checkWorkspace, gcWorkspaces, restoreSnapshot, diffSnapshots } from "./workspace/index.js";
+export { checkWorkspace } from "./workspace/workspace-path.js";
+export { gcWorkspaces, restoreSnapshot, diffSnapshots } from "./workspace/lazy.js";
 export type { GcOptions, GcResult, ScanOptions, SettleOptions, WorkspacePolicy } from "./workspace/index.js";
 export type { WorkerOptions } from "./worker/worker.js";
 export { SteadError, StepFailedError, isSteadError, ERROR_CODES } from "./errors.js";
@@ -57,5 +58,5 @@ export type { SqliteStoreOptions, PostgresStoreOptions } from "./store/index.js"
 // the views report. The write protocol (mutations, units, claims, leases, transfer rows) is not
 // public: it is the store's contract with the engine, free to change with either.
 export type { Store, RunStatus, StepKind, StepStatus, WaitKind, WaitStatus, HoldKind, HoldStatus } from "./store/index.js";
-export { exportStore, importStore, verifyStores } from "./store/transfer/index.js";
+export { exportStore, importStore, verifyStores } from "./store/transfer/lazy.js";
 export type { ExportOptions, ExportSummary, ImportOptions, ImportSummary, StoreComparison } from "./store/transfer/index.js";

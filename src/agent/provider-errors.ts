@@ -9,19 +9,22 @@
  * Hazard: an `AbortError` (and the loop's `StreamIdleError`) is classified transient. A loop that aborted the call itself (shutdown,
  * cancel) must check its own signal before classifying, or it will retry a call it meant to stop.
  */
-import {
-  APICallError,
-  EmptyResponseBodyError,
-  InvalidPromptError,
-  InvalidResponseDataError,
-  JSONParseError,
-  LoadAPIKeyError,
-  LoadSettingError,
-  NoContentGeneratedError,
-  NoSuchModelError,
-  TypeValidationError,
-  UnsupportedFunctionalityError,
-} from "@ai-sdk/provider";
+import { createRequire } from "node:module";
+import type * as ProviderPackage from "@ai-sdk/provider";
+
+type APICallError = ProviderPackage.APICallError;
+
+let providerPackage: typeof ProviderPackage | undefined;
+
+/**
+ * The AI SDK's provider package, loaded at the first failure classified: a worker that runs no
+ * agent, or whose models never fail, does not load it at start-up. Its `isInstance` checks test a
+ * marker the package sets, not the class, so they hold for an error from any copy of the package
+ * (the one a provider bundles, or the ESM build beside this CommonJS one).
+ */
+function sdk(): typeof ProviderPackage {
+  return (providerPackage ??= createRequire(__filename)("@ai-sdk/provider") as typeof ProviderPackage);
+}
 
 export type ProviderFailure =
   | { kind: "transient"; status: number | null; message: string }
@@ -73,6 +76,19 @@ const BILLING_HINT =
 
 export function classifyProviderError(error: unknown, now: number): ProviderFailure {
   const e = unwrapRetryError(error);
+  const {
+    APICallError,
+    EmptyResponseBodyError,
+    InvalidPromptError,
+    InvalidResponseDataError,
+    JSONParseError,
+    LoadAPIKeyError,
+    LoadSettingError,
+    NoContentGeneratedError,
+    NoSuchModelError,
+    TypeValidationError,
+    UnsupportedFunctionalityError,
+  } = sdk();
 
   if (APICallError.isInstance(e)) return classifyApiCallError(e, now);
   if (isAbortLike(e)) return { kind: "transient", status: null, message: messageOf(e, "the model call timed out or was aborted") };

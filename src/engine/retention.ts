@@ -6,7 +6,8 @@
  */
 import { SteadError } from "../errors.js";
 import type { RetentionResult, Store } from "../store/types.js";
-import { gcWorkspaces, type GcResult } from "../workspace/index.js";
+import type { GcResult } from "../workspace/index.js";
+import { gcWorkspaces } from "../workspace/lazy.js";
 import { parseDuration } from "./durations.js";
 import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.js";
 import { referencedSteps } from "./output-refs.js";

@@ -5,7 +5,8 @@
 import { resolve } from "node:path";
 import { SteadError } from "../errors.js";
 import type { SnapshotRow, Store } from "../store/types.js";
-import { checkFilePath, checkReadOptions, checkRestoreTarget, decodeNotes, snapshotEntries, type SnapshotEntries, type SnapshotEntry, diffSnapshots, findSnapshot, readSnapshotFiles, restoreSnapshot, type ReadFilesOptions, type SnapshotFile, type StoredNotes, type TreeDiff } from "../workspace/index.js";
+import type { SnapshotEntries, SnapshotEntry, ReadFilesOptions, SnapshotFile, StoredNotes, TreeDiff } from "../workspace/index.js";
+import { workspace } from "../workspace/lazy.js";
 import { requireRun } from "./control/common.js";
 
 /** A snapshot with its notes and checkpoint metadata parsed. */
@@ -36,26 +37,30 @@ export interface Restored {
   files: number;
 }
 
-function snapshotView(s: SnapshotRow): SnapshotView {
-  return { ...s, notes: decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) };
+type Workspace = Awaited<ReturnType<typeof workspace>>;
+
+function snapshotView(w: Workspace, s: SnapshotRow): SnapshotView {
+  return { ...s, notes: w.decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) };
 }
 
 export async function runSnapshots(store: Store, runId: string): Promise<RunSnapshots> {
+  const w = await workspace();
   const run = await requireRun(store, runId);
-  return { runId, workspace: run.workspace, snapshots: (await store.snapshots(runId)).map(snapshotView) };
+  return { runId, workspace: run.workspace, snapshots: (await store.snapshots(runId)).map((s) => snapshotView(w, s)) };
 }
 
 /** Writes a snapshot of the run's workspace (default: its latest step's) into an empty or new directory. */
 export async function restoreRunSnapshot(store: Store, runId: string, options: RestoreOptions = {}): Promise<Restored> {
+  const w = await workspace();
   const run = await requireRun(store, runId);
-  const snapshot = await findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
+  const snapshot = await w.findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
   const target = options.to ?? run.workspace;
   if (target === null) {
     throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
   }
-  checkRestoreTarget(resolve(target));
-  const r = await restoreSnapshot(store, snapshot, target);
-  return { runId, snapshot: snapshotView(snapshot), target: r.target, files: r.files };
+  w.checkRestoreTarget(resolve(target));
+  const r = await w.restoreSnapshot(store, snapshot, target);
+  return { runId, snapshot: snapshotView(w, snapshot), target: r.target, files: r.files };
 }
 
 export interface SnapshotFilesOptions extends ReadFilesOptions {
@@ -76,28 +81,31 @@ export interface SnapshotFiles {
 
 /** A snapshot of the run's workspace (default: its latest step's) as files and contents, written nowhere. */
 export async function readRunSnapshot(store: Store, runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
-  checkReadOptions(options);
+  const w = await workspace();
+  w.checkReadOptions(options);
   await requireRun(store, runId);
-  const snapshot = await findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
-  const r = await readSnapshotFiles(store, snapshot, options);
-  return { runId, snapshot: snapshotView(snapshot), files: r.files, omitted: r.omitted };
+  const snapshot = await w.findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
+  const r = await w.readSnapshotFiles(store, snapshot, options);
+  return { runId, snapshot: snapshotView(w, snapshot), files: r.files, omitted: r.omitted };
 }
 
 /** Files added, changed and removed between the step snapshots of `stepA` and `stepB` (`start`: as the run found its workspace). */
 export async function diffRunSnapshots(store: Store, runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
+  const w = await workspace();
   await requireRun(store, runId);
-  const a = await findSnapshot(store, runId, { step: stepA });
-  const b = await findSnapshot(store, runId, { step: stepB });
-  return diffSnapshots(store, a, b);
+  const a = await w.findSnapshot(store, runId, { step: stepA });
+  const b = await w.findSnapshot(store, runId, { step: stepB });
+  return w.diffSnapshots(store, a, b);
 }
 
 export type RunSnapshotEntries = SnapshotEntries & { runId: string; snapshot: SnapshotView };
 
 /** A snapshot of the run's workspace (default: its latest step's) entry by entry, each file's content read when asked for. */
 export async function runSnapshotEntries(store: Store, runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
+  const w = await workspace();
   await requireRun(store, runId);
-  const snapshot = await findSnapshot(store, runId, choice);
-  return { runId, snapshot: snapshotView(snapshot), ...(await snapshotEntries(store, snapshot)) };
+  const snapshot = await w.findSnapshot(store, runId, choice);
+  return { runId, snapshot: snapshotView(w, snapshot), ...(await w.snapshotEntries(store, snapshot)) };
 }
 
 export interface RunSnapshotFile {
@@ -109,7 +117,7 @@ export interface RunSnapshotFile {
 
 /** One file of a snapshot, its bytes whole. A path that is no file of it (missing, a directory, a link) is STEAD_FILE_NOT_FOUND. */
 export async function runSnapshotFile(store: Store, runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
-  checkFilePath(path);
+  (await workspace()).checkFilePath(path);
   const all = await runSnapshotEntries(store, runId, choice);
   const e = all.entries.find((x) => x.path === path);
   if (e?.kind !== "file") {

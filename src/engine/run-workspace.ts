@@ -3,7 +3,10 @@ import { errorMessage } from "../errors.js";
 import { existsSync, readdirSync } from "node:fs";
 import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
 import { sessionTurns } from "../store/run-sets.js";
-import { prepareWorkspace, restoreSnapshot, resumeSnapshot, watchSettle, type CaptureResult, type ScanOptions, type SettleOptions, type WorkspacePolicy, type WorkspaceTracker } from "../workspace/index.js";
+import type { CaptureResult, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
+import { workspace } from "../workspace/lazy.js";
+
+type Workspace = Awaited<ReturnType<typeof workspace>>;
 
 /** How a worker treats the workspaces of the runs it executes. */
 export interface WorkspaceOptions {
@@ -43,13 +46,15 @@ export class RunWorkspace {
   private constructor(
     readonly tracker: WorkspaceTracker,
     private readonly options: WorkspaceOptions,
+    private readonly w: Workspace,
   ) {}
 
   /** Restores (or checks) the directory; returns the workspace and the events its claim reports. Throws when it cannot. */
   static async open(store: Store, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
     const scan = { ...(options.scan ?? {}), exclude: [...(options.scan?.exclude ?? []), ...storeFilesInside(store, root)] };
-    const inherited = await inheritTurnFiles(store, claimed, root);
-    const p = await prepareWorkspace({
+    const w = await workspace();
+    const inherited = await inheritTurnFiles(w, store, claimed, root);
+    const p = await w.prepareWorkspace({
       store,
       runId: claimed.run.id,
       root,
@@ -58,7 +63,7 @@ export class RunWorkspace {
       options: scan,
     });
     p.tracker.watch();
-    return { ws: new RunWorkspace(p.tracker, options), events: [...inherited, ...p.events], fresh: p.action === "none" };
+    return { ws: new RunWorkspace(p.tracker, options, w), events: [...inherited, ...p.events], fresh: p.action === "none" };
   }
 
   async capture(seq: number, stepId: string | null, source: "start" | "step", checkpoint: string | null): Promise<CaptureParts> {
@@ -73,7 +78,7 @@ export class RunWorkspace {
   /** Settle captures while a step runs; `commit` writes one under the lease. Stop it before the step's own capture. */
   settle(seq: number, stepId: string, commit: (parts: CaptureParts) => Promise<boolean>): { stop(): Promise<void> } {
     if (this.options.settle === false) return { stop: () => Promise.resolve() };
-    return watchSettle({
+    return this.w.watchSettle({
       tracker: this.tracker,
       seq,
       stepId,
@@ -106,16 +111,16 @@ function storeFilesInside(store: Store, root: string): string[] {
  * directory is missing or empty, a turn with no snapshot of its own gets the latest one of the
  * closest earlier turn that has any. Returns the event that says so.
  */
-async function inheritTurnFiles(store: Store, claimed: ClaimedRun, root: string): Promise<EventWrite[]> {
+async function inheritTurnFiles(w: Workspace, store: Store, claimed: ClaimedRun, root: string): Promise<EventWrite[]> {
   const { sessionId, turn, id } = claimed.run;
   if (!sessionId || turn === null) return [];
   if (existsSync(root) && readdirSync(root).length > 0) return [];
   if ((await store.snapshots(id)).length > 0) return [];
   const earlier = (await sessionTurns(store, sessionId)).filter((r) => r.turn !== null && r.turn < turn).reverse();
   for (const r of earlier) {
-    const snapshot = resumeSnapshot(await store.snapshots(r.id), await store.journal(r.id));
+    const snapshot = w.resumeSnapshot(await store.snapshots(r.id), await store.journal(r.id));
     if (!snapshot) continue;
-    await restoreSnapshot(store, snapshot, root);
+    await w.restoreSnapshot(store, snapshot, root);
     return [{ type: "workspace.restored", data: { action: "inherited", fromRun: r.id, fromTurn: r.turn, seq: snapshot.seq, step: snapshot.stepId, workspace: root } }];
   }
   return [];

@@ -44,16 +44,18 @@ import { NO_DECISION_FIELDS, type DecisionRules } from "../engine/control/decisi
 import { explain, type Explanation } from "../engine/why.js";
 import { Session, sessionView, type SessionView } from "../engine/sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
-import { gcWorkspaces, type GcOptions, type GcResult, type TreeDiff } from "../workspace/index.js";
+import type { GcOptions, GcResult, TreeDiff } from "../workspace/index.js";
+import { gcWorkspaces } from "../workspace/lazy.js";
 import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntries, runSnapshotFile, runSnapshots, type RestoreOptions, type RunSnapshotEntries, type RunSnapshotFile, type Restored, type RunSnapshots, type SnapshotFiles, type SnapshotFilesOptions } from "../engine/run-snapshots.js";
 import { sendToSession, turnViews, type TurnView } from "../engine/session-turns.js";
 import { sessionTurns } from "../store/run-sets.js";
 import { readSessionTranscript, type SessionTranscript } from "../agent/session-transcript.js";
-import { exportStore, importStore, type DumpInput, type ExportOptions, type ExportSummary, type ImportSummary, type VerifiedDump } from "../store/transfer/index.js";
+import type { DumpInput, ExportOptions, ExportSummary, ImportSummary, VerifiedDump } from "../store/transfer/index.js";
+import { exportStore, importStore } from "../store/transfer/lazy.js";
 import { Tokens } from "../engine/access/tokens.js";
 import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
 import { keysStatus, rotateKeys, type KeyRotation, type KeysStatus } from "./keys.js";
-import { takeBackup, type BackupSummary, type CheckedBackup, type RestoreSummary } from "./backup.js";
+import type { BackupSummary, CheckedBackup, RestoreSummary } from "./backup.js";
 
 export type { ControlOptions };
 
@@ -743,6 +745,8 @@ export class Stead {
   /** An online copy of this (SQLite) store in a new file, checked and carrying its own digests (see backup.ts). */
   async backup(file: string): Promise<BackupSummary> {
     await this.ready();
+    // Loaded here: a worker or a server that takes no backup does not load it (or dumps) at start-up.
+    const { takeBackup } = await import("./backup.js");
     return takeBackup(this.store, file);
   }
 

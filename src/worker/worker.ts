@@ -16,7 +16,7 @@ import { expireDeadOwners, wakeDueTimers } from "./sweeper.js";
 import { checkpointOf, DEFAULT_RESTORE_HOOK_TIMEOUT_MS, runRestoreHooks, type RestoreHook } from "./restore-hooks.js";
 import type { WorkspaceOptions } from "../engine/run-workspace.js";
 import { encodeCheckpoint } from "../workspace/checkpoint.js";
-import { gcWorkspaces } from "../workspace/gc.js";
+import { gcWorkspaces } from "../workspace/lazy.js";
 import { DEFAULT_HEADROOM_BYTES, isStorageFull, isStoreLost } from "../store/faults.js";
 import { StorageGuard, type StorageReport } from "./storage-guard.js";
 import { ClaimLoop } from "./claim-loop.js";

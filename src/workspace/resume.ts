@@ -8,7 +8,7 @@ import type { EventWrite, SnapshotRow, StepRow, SnapshotsAndBlobs } from "../sto
 import { WorkspaceTracker } from "./capture.js";
 import type { ScanOptions } from "./options.js";
 import { reconcileWorkspace, restoreSnapshot, type WorkspacePolicy } from "./restore.js";
-import { statRoot } from "./scan.js";
+import { statRoot } from "./workspace-path.js";
 import { TreeLoader } from "./tree-loader.js";
 
 /**

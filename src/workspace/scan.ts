@@ -13,10 +13,10 @@
  * Never throws for a file or directory that vanishes or cannot be read while it runs: that path
  * becomes a `gap` note and is left out of the tree. Only an unusable root throws.
  */
-import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, type Dirent, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
-import { SteadError } from "../errors.js";
 import { IgnoreRules } from "./ignore-rules.js";
+import { badRoot, statRoot } from "./workspace-path.js";
 import { isSecretFile, type ResolvedScanOptions } from "./options.js";
 import { countFiles, EMPTY_TREE, encodeTree, sameContent, sameEntry, sha256, type Entry, type FileEntry, type Tree } from "./tree.js";
 
@@ -78,21 +78,6 @@ interface State {
   listed: Set<string>;
   /** Directories with a dirty path at or below them. */
   onPath: Set<string>;
-}
-
-export function statRoot(root: string): Stats {
-  let st: Stats;
-  try {
-    st = statSync(root);
-  } catch (e) {
-    throw badRoot(root, (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : `cannot be read (${(e as Error).message})`);
-  }
-  if (!st.isDirectory()) throw badRoot(root, "is not a directory");
-  return st;
-}
-
-export function badRoot(root: string, why: string): SteadError {
-  return new SteadError("STEAD_BAD_PATH", `workspace ${root} ${why}`, { path: root, fix: "pass the path of an existing directory as the workspace" });
 }
 
 const errText = (e: unknown): string => {
