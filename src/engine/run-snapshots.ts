@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { SteadError } from "../errors.js";
 import type { SnapshotRow, Store } from "../store/types.js";
 import type { SnapshotEntries, SnapshotEntry, ReadFilesOptions, SnapshotFile, StoredNotes, TreeDiff } from "../workspace/index.js";
-import { workspace } from "../workspace/lazy.js";
+import { workspace, type Workspace } from "../workspace/lazy.js";
 import { requireRun } from "./control/common.js";
 
 /** A snapshot with its notes and checkpoint metadata parsed. */
@@ -36,8 +36,6 @@ export interface Restored {
   target: string;
   files: number;
 }
-
-type Workspace = Awaited<ReturnType<typeof workspace>>;
 
 function snapshotView(w: Workspace, s: SnapshotRow): SnapshotView {
   return { ...s, notes: w.decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) };

@@ -4,9 +4,7 @@ import { existsSync, readdirSync } from "node:fs";
 import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
 import { sessionTurns } from "../store/run-sets.js";
 import type { CaptureResult, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
-import { workspace } from "../workspace/lazy.js";
-
-type Workspace = Awaited<ReturnType<typeof workspace>>;
+import { workspace, type Workspace } from "../workspace/lazy.js";
 
 /** How a worker treats the workspaces of the runs it executes. */
 export interface WorkspaceOptions {

@@ -3,7 +3,8 @@
  * reads a snapshot, do not pay for the scanner, the trees and the blob codec at start-up. The
  * module is the one a static import would load, so its classes are the same.
  */
-type Workspace = typeof import("./index.js");
+/** The workspace module, as `workspace()` resolves to it. */
+export type Workspace = typeof import("./index.js");
 
 let loading: Promise<Workspace> | undefined;
 
