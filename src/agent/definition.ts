@@ -5,7 +5,6 @@ import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definition.
 import { portedDefinition } from "../engine/port.js";
 import type { AgentConfig, AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import { AGENT_INPUT } from "./prompt.js";
-import { runAgent } from "./run.js";
 
 /** Bumped when the loop's journal layout changes: runs recorded under another version are held `definition_changed`. */
 export const LOOP_VERSION = "agent-loop/1";
@@ -47,7 +46,8 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
         return fp;
       },
     },
-    (ctx, input, port) => runAgent(def, ctx, input, port),
+    // The loop and the model plumbing are loaded by the first agent run, not by requiring the package.
+    async (ctx, input, port) => (await import("./run.js")).runAgent(def, ctx, input, port),
     () =>
       new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} runs only as a run of its own: its function cannot be called directly`, {
         fix: `run it with ctx.agent("<id>", ${name}, input) inside a workflow, stead.start(${name}, input) or a session`,

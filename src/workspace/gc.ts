@@ -12,8 +12,7 @@
 import type { SnapshotsAndBlobs } from "../store/types.js";
 import { hashesOf } from "./capture.js";
 import { TreeLoader } from "./tree-loader.js";
-
-export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
+import { DEFAULT_GC_GRACE_MS } from "./options.js";
 
 export interface GcOptions {
   /** Prune snapshots of finished runs older than their last N step snapshots. Absent: keep every snapshot. */

@@ -13,7 +13,8 @@ export { WorkspaceTracker, hashesOf, type CaptureAt, type CaptureResult, type Tr
 export type { ChangeWatcher } from "./change-watcher.js";
 export { encodeCheckpoint, MAX_CHECKPOINT_BYTES } from "./checkpoint.js";
 export { diffTrees, type TreeDiff } from "./diff.js";
-export { gcWorkspaces, DEFAULT_GC_GRACE_MS, type GcOptions, type GcResult } from "./gc.js";
+export { gcWorkspaces, type GcOptions, type GcResult } from "./gc.js";
+export { DEFAULT_GC_GRACE_MS } from "./options.js";
 export { decodeNotes, noteLabel, type StoredNotes } from "./notes.js";
 export { DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES, type ScanOptions } from "./options.js";
 export { checkRestoreTarget, reconcileWorkspace, restoreSnapshot, type ReconcileResult, type RestoreResult, type WorkspacePolicy } from "./restore.js";

@@ -25,6 +25,9 @@ export const DEFAULT_EXCLUDES: readonly string[] = [
 
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
+/** How long `gcWorkspaces` spares an unreferenced blob after it was written: a capture in flight has written blobs its snapshot does not yet name. */
+export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
+
 /**
  * Files that by convention hold credentials: never captured unless `skipSecretFiles: false`, and
  * listed in the snapshot's notes as skipped (so a restore leaves them as they are on disk).

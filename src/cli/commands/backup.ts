@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
-import { CheckedBackup } from "../../stead/backup.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
 import type { StoreDigest } from "../../stead/transfer.js";
 import { act, example, print, printJson, withStead } from "../context.js";
@@ -35,6 +34,8 @@ export function registerBackup(program: Command): void {
           return;
         }
         // The whole backup is checked before the target store is opened: a bad one creates nothing.
+        // Loaded here: only a restore needs the backup reader (start-up of every command would pay for it).
+        const { CheckedBackup } = await import("../../stead/backup.js");
         const checked = await CheckedBackup.open(o.restore as string);
         try {
           await withStead(cmd, true, async (stead) => {

@@ -5,7 +5,6 @@
  * ends when the client closes standard input, or on SIGINT or SIGTERM.
  */
 import type { Command } from "commander";
-import { localCaller } from "../../server/mcp/caller.js";
 import { act, defaultBy, example, openStead } from "../context.js";
 import { redactTokens } from "../../redact.js";
 
@@ -20,7 +19,7 @@ export function registerMcp(program: Command): void {
     .action(
       act(async (o: { by?: string; readOnly?: boolean }, cmd: Command) => {
         // Loaded here, not with every `stead` command: the MCP SDK takes a third of a second to load.
-        const { serveStdio } = await import("../../server/mcp/stdio.js");
+        const [{ serveStdio }, { localCaller }] = await Promise.all([import("../../server/mcp/stdio.js"), import("../../server/mcp/caller.js")]);
         const stead = await openStead(cmd, o.readOnly ? "read" : false);
         const served = await serveStdio(stead, localCaller(o.by ?? defaultBy(), o.readOnly === true), say);
         say(`serving ${stead.location} over stdio${o.readOnly ? " (read-only)" : ""}`);

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
 import type { Stead } from "../../stead/stead.js";
-import { VerifiedDump, type ExportSummary, type StoreDigest } from "../../stead/transfer.js";
+import type { ExportSummary, StoreDigest } from "../../stead/transfer.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
 import { act, example, print, withStead } from "../context.js";
 import { writeErr } from "../report-error.js";
@@ -58,6 +58,7 @@ export function registerTransfer(program: Command): void {
           throw new SteadError("STEAD_BAD_PATH", `no dump file at ${file}`, { fix: "pass the file `stead export --out <file>` wrote, or - to read standard input" });
         }
         // The whole dump is checked before the target store is opened: a bad dump creates nothing.
+        const { VerifiedDump } = await import("../../stead/transfer.js");
         const dump = await VerifiedDump.from(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
         try {
           await withStead(cmd, true, async (stead) => {

@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { retentionAge } from "../../engine/retention.js";
 import { formatDuration } from "../../engine/durations.js";
 import { SteadError } from "../../errors.js";
-import { DEFAULT_GC_GRACE_MS, noteLabel, type StoredNotes } from "../../workspace/index.js";
+import { noteLabel, type StoredNotes } from "../../workspace/notes.js";
+import { DEFAULT_GC_GRACE_MS } from "../../workspace/options.js";
 import { act, example, print, printJson, withStead } from "../context.js";
 import { age, table } from "../format.js";
 
