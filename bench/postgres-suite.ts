@@ -7,12 +7,14 @@
  *   (a superuser), the server's own time in the commit function.
  * - W2: 50 runs x 100 steps in one worker, concurrency 50, each on a fresh database.
  * - Takeover: see pg-takeover.ts.
+ * - Scaling with 1, 2 and 4 worker processes: see pg-scaling-suite.ts.
  * - Run listing: see run-listing.ts.
  */
 import { withClient } from "../test/setup/databases.js";
 import { postgresListingSuite } from "./listing-suite.js";
 import { openBenchServer, type BenchServer } from "./pg-server.js";
 import { takeoverLatency, type TakeoverResult } from "./pg-takeover.js";
+import { postgresScalingSuite } from "./pg-scaling-suite.js";
 import { rawPostgresConcurrent, rawPostgresSequential } from "./raw-postgres.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
 import { inScratch } from "./temp-dir.js";
@@ -144,6 +146,8 @@ export async function postgresSuite(): Promise<void> {
       { name: "Takeover of a live worker's run", value: `${takeover.liveTakeovers.length} of ${takeover.runningClaims} claims`, target: "0", pass: takeover.liveTakeovers.length === 0 },
     ];
     printTable(rows);
+    console.log("");
+    await postgresScalingSuite(server);
     console.log("");
     await postgresListingSuite(server);
   } finally {
