@@ -454,7 +454,9 @@ export class PostgresStore implements Store {
   }
 
   private async commitSorted(units: Unit[], options: CommitOptions): Promise<UnitResult[]> {
-    const payload = JSON.stringify(units);
+    const step = units.length === 1 ? simpleStepWrite(units[0]) : undefined;
+    // The general path's argument: the step path sends its own, smaller parameters.
+    const payload = step && !options.beforeCommit ? "" : JSON.stringify(units);
     return this.withRetry(async () => {
       const token = randomUUID();
       const client = await this.pool.connect();
@@ -462,7 +464,6 @@ export class PostgresStore implements Store {
       let broken = false;
       try {
         let raw: unknown;
-        const step = units.length === 1 ? simpleStepWrite(units[0]) : undefined;
         if (options.beforeCommit) {
           const call = `SELECT stead_commit_logged(${client.escapeLiteral(token)}, ${client.escapeLiteral(payload)}::jsonb) AS r`;
           const res = (await client.query(`BEGIN; ${call}`)) as unknown as pg.QueryResult[];
