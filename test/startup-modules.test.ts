@@ -1,9 +1,9 @@
 /**
  * What loading the package costs a worker at start-up (issue 14's W3): the package's entry, as
  * an application requires it from dist/, must not load the code of what a plain worker never
- * does at start (dumps, backups, workspaces, the agent loop, the AI SDK's provider package); each
- * is loaded on first use. Nor must the CLI, which `stead worker` starts through. Checked in a fresh
- * node process, from the modules it has loaded.
+ * does at start (dumps, backups, workspaces, the agent loop, Postgres's DDL, the AI SDK's
+ * provider package); each is loaded on first use. Nor must the CLI, which `stead worker` starts
+ * through. Checked in a fresh node process, from the modules it has loaded.
  *
  * Needs a fresh dist/ (`npm test` builds first; alone, run `npm run build`).
  */
@@ -25,7 +25,7 @@ function loadedAfter(script: string): string[] {
   return (JSON.parse(out) as string[]).map((f) => (f.includes("/node_modules/") ? `node_modules/${f.split("/node_modules/").pop() ?? f}` : f.slice(DIST.length)));
 }
 
-const LAZY = [/^store\/transfer\/(index|export|import|verify|digest)\.js$/, /^stead\/backup\.js$/, /^workspace\/(index|capture|scan|tree|gc|restore|resume)\.js$/, /^node_modules\/ignore\//, /^node_modules\/@ai-sdk\/provider\//, /^agent\/(run|loop|history|model-step|model-stream|provider-errors)\.js$/];
+const LAZY = [/^store\/transfer\/(index|export|import|verify|digest)\.js$/, /^stead\/backup\.js$/, /^workspace\/(index|capture|scan|tree|gc|restore|resume)\.js$/, /^node_modules\/ignore\//, /^node_modules\/@ai-sdk\/provider\//, /^agent\/(run|loop|history|model-step|model-stream|provider-errors)\.js$/, /^store\/postgres\/(migrations|mutation-function)\.js$/];
 /** The CLI also loads these only in the command that needs them (a restore, an import, `stead mcp`). */
 const LAZY_IN_CLI = [...LAZY, /^server\/mcp\//, /^stead\/transfer\.js$/];
 

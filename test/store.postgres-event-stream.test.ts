@@ -14,7 +14,8 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MIGRATIONS, PostgresStore } from "../src/store/postgres/index.js";
+import { PostgresStore } from "../src/store/postgres/index.js";
+import { MIGRATIONS } from "../src/store/postgres/migrations.js";
 import type { EventRow, EventStreamFilter, Store } from "../src/store/types.js";
 import { newRun } from "../src/store/conformance/fixtures.js";
 import { waitUntil } from "./helpers/waiting.js";

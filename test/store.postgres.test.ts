@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { SteadError } from "../src/errors.js";
 import { openStore } from "../src/store/index.js";
 import pg from "pg";
-import { LATEST_VERSION, MIGRATIONS, PostgresStore, type PostgresStoreOptions } from "../src/store/postgres/index.js";
+import { PostgresStore, type PostgresStoreOptions } from "../src/store/postgres/index.js";
+import { LATEST_VERSION, MIGRATIONS } from "../src/store/postgres/migrations.js";
 import { WAKE_CHANNEL } from "../src/store/postgres/migrations.js";
 import type { NewRun, Store } from "../src/store/types.js";
 import type { WorkerPresence } from "../src/store/ports/worker-presence.js";

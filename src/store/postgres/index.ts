@@ -1,3 +1,2 @@
 export { PostgresStore, openPostgresStore } from "./postgres-store.js";
 export type { PostgresStoreOptions } from "./postgres-store.js";
-export { MIGRATIONS, LATEST_VERSION } from "./migrations.js";

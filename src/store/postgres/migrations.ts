@@ -566,11 +566,4 @@ export const MIGRATIONS: readonly Migration[] = [
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
-/** Written into `stead_meta` so a foreign database is never mistaken for a Stead store. */
-export const STORE_MARKER = "stead-store";
-
-/** pg_advisory_lock key under which migrations run ('STEAD' in ASCII). */
-export const MIGRATION_LOCK = "357895800644";
-
-/** The channel workers LISTEN on: a run became runnable. */
-export const WAKE_CHANNEL = "stead_wake";
+export { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";

@@ -60,7 +60,8 @@ import type {
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
 import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
-import { LATEST_VERSION, MIGRATIONS, MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./migrations.js";
+import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
+import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, STEP_COMMIT_SQL } from "./step-commit.js";
 import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
@@ -233,8 +234,8 @@ export class PostgresStore implements Store {
         fix: "point STEAD_DATABASE_URL (or --store) at an empty database or a Stead store",
       });
     }
-    if (info.version > LATEST_VERSION) {
-      throw new SteadError("STEAD_STORE_TOO_NEW", `the store at ${this.location} has schema version ${info.version}, newer than this Stead's ${LATEST_VERSION}`, {
+    if (info.version > SCHEMA_VERSION) {
+      throw new SteadError("STEAD_STORE_TOO_NEW", `the store at ${this.location} has schema version ${info.version}, newer than this Stead's ${SCHEMA_VERSION}`, {
         fix: "upgrade stead to the version that wrote this store",
       });
     }
@@ -244,8 +245,8 @@ export class PostgresStore implements Store {
   async migrate(): Promise<void> {
     if (this.readonly) {
       const info = await this.check();
-      if (info.schemaVersion < LATEST_VERSION) {
-        throw new SteadError("STEAD_STORE_TOO_OLD", `the store at ${this.location} has schema version ${info.schemaVersion}, older than this Stead's ${LATEST_VERSION}: it needs a migration before it can be read`, {
+      if (info.schemaVersion < SCHEMA_VERSION) {
+        throw new SteadError("STEAD_STORE_TOO_OLD", `the store at ${this.location} has schema version ${info.schemaVersion}, older than this Stead's ${SCHEMA_VERSION}: it needs a migration before it can be read`, {
           fix: "run `stead migrate` on it (as a user who may change its schema), then try again",
         });
       }
@@ -277,6 +278,8 @@ export class PostgresStore implements Store {
             INSERT INTO stead_meta (key, value) VALUES ('marker', '${STORE_MARKER}');
             COMMIT;`);
         }
+        // The DDL is loaded only here: opening a store for work needs none of it.
+        const { MIGRATIONS } = await import("./migrations.js");
         for (const m of MIGRATIONS) {
           const done = (await client.query("SELECT 1 FROM stead_migrations WHERE version = $1", [m.version])).rowCount;
           if (done) continue;

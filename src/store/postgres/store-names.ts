@@ -1,0 +1,13 @@
+/**
+ * The names a Postgres store is known by, apart from its migrations (migrations.ts, loaded only by
+ * `migrate`): what opening, notifying and listening need, without the schema's DDL.
+ */
+
+/** Written into `stead_meta` so a foreign database is never mistaken for a Stead store. */
+export const STORE_MARKER = "stead-store";
+
+/** pg_advisory_lock key under which migrations run ('STEAD' in ASCII). */
+export const MIGRATION_LOCK = "357895800644";
+
+/** The channel workers LISTEN on: a run became runnable. Migrations 1 and 6 name it in their PL/pgSQL as well. */
+export const WAKE_CHANNEL = "stead_wake";
