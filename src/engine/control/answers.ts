@@ -26,13 +26,20 @@ export interface SignalResult {
   at: number;
 }
 
-async function waitOf(store: Store, runId: string, name: string): Promise<{ status: string; waits: WaitRow[]; wait: WaitRow | undefined }> {
-  const run = await requireRun(store, runId);
+/**
+ * The run's waits and the one named. The run row is read only when no wait has the name (is there
+ * such a run at all?): an answer's usual path needs the wait alone, and the commit's own checks
+ * (the wait still open, the run still waiting) guard what happened since.
+ */
+async function waitOf(store: Store, runId: string, name: string): Promise<{ waits: WaitRow[]; wait: WaitRow | undefined }> {
   const waits = await store.waits(runId);
-  return { status: run.status, waits, wait: waits.find((x) => x.name === name) };
+  const wait = waits.find((x) => x.name === name);
+  if (!wait) await requireRun(store, runId);
+  return { waits, wait };
 }
 
-function notWaiting(runId: string, status: string, name: string, kind: string, waits: WaitRow[]): SteadError {
+async function notWaiting(store: Store, runId: string, name: string, kind: string, waits: WaitRow[]): Promise<SteadError> {
+  const { status } = await requireRun(store, runId);
   const open = waits.filter((x) => x.status === "open");
   const list = open.length ? open.map((x) => `${x.kind} "${x.name}"`).join(", ") : "nothing";
   return new SteadError("STEAD_WAIT_NOT_FOUND", `run ${runId} (${status}) is not waiting for ${kind} "${name}"; it waits for ${list}`, {
@@ -111,10 +118,10 @@ export async function decide(
   const fields = fieldsOf(runId, name, d, rules);
   const args = { wait: name, approved, reason: d.reason ?? null, ...fields };
   return onceByKey<DecisionResult>(store, keyed(key, approved ? "approve" : "deny", runId, args, d.by ?? null), async (keyWrite) => {
-    const { status, waits, wait } = await waitOf(store, runId, name);
+    const { waits, wait } = await waitOf(store, runId, name);
     const already = decidedAlready(runId, name, approved, fields, rules, wait);
     if (already) return already;
-    if (!wait || wait.status !== "open" || wait.kind !== "approval") throw notWaiting(runId, status, name, "approval", waits);
+    if (!wait || wait.status !== "open" || wait.kind !== "approval") throw await notWaiting(store, runId, name, "approval", waits);
     const at = Date.now();
     const own = rules.check({ runId, name, request: wait.request, approved, fields });
     const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...own.recorded }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
@@ -153,10 +160,10 @@ function signalledAlready(runId: string, name: string, payload: unknown, w: Wait
 
 export async function signal(store: Store, runId: string, name: string, payload: unknown, limit: number, by: string | null = null, key?: KeyOption): Promise<Replayable<SignalResult>> {
   return onceByKey<SignalResult>(store, keyed(key, "signal", runId, { wait: name, payload }, by), async (keyWrite) => {
-    const { status, waits, wait } = await waitOf(store, runId, name);
+    const { waits, wait } = await waitOf(store, runId, name);
     const already = signalledAlready(runId, name, payload, wait);
     if (already) return already;
-    if (!wait || wait.status !== "open" || wait.kind !== "signal") throw notWaiting(runId, status, name, "signal", waits);
+    if (!wait || wait.status !== "open" || wait.kind !== "signal") throw await notWaiting(store, runId, name, "signal", waits);
     const result = encodePayload(payload, `signal "${name}"`, limit, { runId, stepId: name }) ?? "null";
     const outcome: SignalResult = { runId, wait: name, by, at: Date.now() };
     const unit = resolveWaitUnit(runId, name, result, by, { type: "signal.received", data: { wait: name, by } });
