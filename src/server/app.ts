@@ -8,7 +8,6 @@
  * are served anonymously; each tool call then checks the role for its own action (mcp/).
  */
 import { Hono, type Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
 import { SteadError } from "../errors.js";
 import type { Stead } from "../stead/stead.js";
@@ -22,6 +21,7 @@ import { openApiDocument } from "./openapi.js";
 import { PROBLEM_TYPE, problemOf } from "./problem.js";
 import type { Route } from "./route-table.js";
 import { ROUTES } from "./routes/index.js";
+import { bodyCeiling, bodyText } from "./request-body.js";
 import { identify, type Identified, type Identify } from "./principal.js";
 import { signInPage } from "./sign-in-page.js";
 import { BadTokenSlowdown } from "./slowdown.js";
@@ -96,7 +96,7 @@ export function createApi(options: ApiOptions): Hono {
   });
   app.use(
     "*",
-    bodyLimit({ maxSize: maxBody, onError: (c) => problem(c, new SteadError("STEAD_PAYLOAD_TOO_LARGE", `the request body is over ${maxBody} bytes`, { fix: "send a smaller body" })) }),
+    bodyCeiling(maxBody, (c) => problem(c, new SteadError("STEAD_PAYLOAD_TOO_LARGE", `the request body is over ${maxBody} bytes`, { fix: "send a smaller body" }))),
   );
 
   app.get("/healthz", (c) => c.json({ ok: true }));
@@ -184,7 +184,7 @@ function requireOriginForCookie(c: Context, found: Identified): void {
 }
 
 async function jsonBody(c: Context): Promise<unknown> {
-  const text = await c.req.text();
+  const text = await bodyText(c);
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text) as unknown;
