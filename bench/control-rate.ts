@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { stead as lib } from "./lib.js";
 import { parked } from "./parked-memory.js";
 
-const CALLERS = 50;
+export const CALLERS = 50;
 
 /** `total` calls of `call(i)` from `CALLERS` concurrent callers; calls per second. */
-async function concurrently(total: number, call: (i: number) => Promise<unknown>): Promise<number> {
+export async function concurrently(total: number, call: (i: number) => Promise<unknown>): Promise<number> {
   let next = 0;
   const t0 = performance.now();
   await Promise.all(

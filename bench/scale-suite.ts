@@ -5,6 +5,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { controlRates } from "./control-rate.js";
+import { httpControlRates } from "./control-rate-http.js";
 import { executedFootprint, parkedFootprint } from "./parked-memory.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
 import { inScratch } from "./temp-dir.js";
@@ -29,23 +30,32 @@ export async function scaleSuite(): Promise<void> {
 
   const starts: number[] = [];
   const approvals: number[] = [];
+  const httpStarts: number[] = [];
+  const httpApprovals: number[] = [];
   const steps: number[] = [];
   for (let r = 0; r < REPEATS; r++) {
     const c = await inScratch("control", (d) => controlRates(d, CONTROL_RUNS));
     starts.push(c.startsPerSec);
     approvals.push(c.approvalsPerSec);
+    const h = await inScratch("control-http", (d) => httpControlRates(d, CONTROL_RUNS));
+    httpStarts.push(h.startsPerSec);
+    httpApprovals.push(h.approvalsPerSec);
     steps.push((await inScratch("w2", (d) => steadConcurrent(join(d, "stead.db"), 50, 100))).stepsPerSec);
   }
   const w2 = median(steps);
   const startRatio = median(starts) / w2;
   const approvalRatio = median(approvals) / w2;
-  console.log(`Control from 50 callers, ${fmt(CONTROL_RUNS)} runs, ${REPEATS} repeats: starts ${starts.map((x) => fmt(x)).join(" / ")} /s; approvals ${approvals.map((x) => fmt(x)).join(" / ")} /s; W2 ${steps.map((x) => fmt(x)).join(" / ")} steps/s\n`);
+  const httpStartRatio = median(httpStarts) / w2;
+  const httpApprovalRatio = median(httpApprovals) / w2;
+  console.log(`Control from 50 callers, ${fmt(CONTROL_RUNS)} runs, ${REPEATS} repeats: starts ${starts.map((x) => fmt(x)).join(" / ")} /s; approvals ${approvals.map((x) => fmt(x)).join(" / ")} /s; through the HTTP API (\`stead serve\`) starts ${httpStarts.map((x) => fmt(x)).join(" / ")} /s, approvals ${httpApprovals.map((x) => fmt(x)).join(" / ")} /s; W2 ${steps.map((x) => fmt(x)).join(" / ")} steps/s\n`);
 
   const rows: Row[] = [
     { name: `worker RSS, ${fmt(PARKED)} parked runs (seeded) vs idle`, value: `${grew >= 0 ? "+" : ""}${fmt(grew, 1)} MiB`, target: "<= +20 MiB", pass: grew <= 20 },
     { name: `worker after executing ${fmt(EXECUTED)} runs to a wait`, value: `+${fmt(perExecuted, 2)} KiB RSS, +${fmt(heapPerExecuted, 2)} KiB heap per run`, target: "", pass: null },
     { name: "starts/s, 50 library callers / W2 steps/s", value: `${fmt(median(starts))} / ${fmt(w2)} (${fmt(startRatio, 2)}x)`, target: ">= 0.50x", pass: startRatio >= 0.5, note: noisy(starts) },
     { name: "approvals/s, 50 library callers / W2 steps/s", value: `${fmt(median(approvals))} / ${fmt(w2)} (${fmt(approvalRatio, 2)}x)`, target: ">= 0.50x", pass: approvalRatio >= 0.5, note: noisy(approvals) },
+    { name: "starts/s, 50 HTTP callers / W2 steps/s", value: `${fmt(median(httpStarts))} / ${fmt(w2)} (${fmt(httpStartRatio, 2)}x)`, target: ">= 0.50x", pass: httpStartRatio >= 0.5, note: noisy(httpStarts) },
+    { name: "approvals/s, 50 HTTP callers / W2 steps/s", value: `${fmt(median(httpApprovals))} / ${fmt(w2)} (${fmt(httpApprovalRatio, 2)}x)`, target: ">= 0.50x", pass: httpApprovalRatio >= 0.5, note: noisy(httpApprovals) },
   ];
   printTable(rows);
 }

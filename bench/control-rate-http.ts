@@ -1,0 +1,75 @@
+/**
+ * Starts and approvals per second through the HTTP API: 50 concurrent callers in this process
+ * against `stead serve` in its own process (as a deployment runs it), over keep-alive
+ * connections, on the same kind of store and runs as the library callers of control-rate.ts.
+ */
+import { Agent, request } from "node:http";
+import { join } from "node:path";
+import { CALLERS, concurrently } from "./control-rate.js";
+import { stead as lib } from "./lib.js";
+import { parked } from "./parked-memory.js";
+import { serveCli } from "./serve-cli.js";
+
+/** POSTs `body` as JSON; the parsed reply, or a thrown error naming the status and the reply. */
+function post(agent: Agent, url: string, token: string, body: unknown): Promise<Record<string, unknown>> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(text) } }, (res) => {
+      let reply = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (reply += c));
+      res.on("end", () => {
+        if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${url}: ${String(res.statusCode)} ${reply}`));
+        else resolve(JSON.parse(reply) as Record<string, unknown>);
+      });
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
+}
+
+export async function httpControlRates(dir: string, runs: number): Promise<{ startsPerSec: number; approvalsPerSec: number }> {
+  const store = join(dir, "stead.db");
+  const stead = lib.createStead({ store });
+  const agent = new Agent({ keepAlive: true, maxSockets: CALLERS });
+  let served: Awaited<ReturnType<typeof serveCli>> | undefined;
+  try {
+    await stead.ready();
+    const { token } = await stead.tokens.create({ name: "bench", role: "operator" });
+    // A start by name needs the definition announced: a worker announces it, then stops, so no
+    // run executes while starts are timed.
+    const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
+    announcer.start();
+    for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
+      if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await announcer.stop();
+    served = await serveCli(store);
+    const api = `${served.url}/api/v1`;
+    const ids: string[] = [];
+    const startsPerSec = await concurrently(runs, async () => {
+      const r = await post(agent, `${api}/runs`, token, { definition: parked.name, input: null });
+      ids.push(String(r.id));
+    });
+    const worker = stead.worker({ definitions: [parked], concurrency: 50, pollMs: 20 });
+    let waiting = 0;
+    const allParked = new Promise<void>((resolve, reject) =>
+      worker.on("outcome", (id, o) => {
+        if (o.kind !== "waiting") reject(new Error(`run ${id} ended ${o.kind} before its approval`));
+        else if (++waiting === runs) resolve();
+      }),
+    );
+    worker.start();
+    await allParked;
+    await worker.stop();
+    const approvalsPerSec = await concurrently(runs, (i) => post(agent, `${api}/runs/${encodeURIComponent(ids[i] as string)}/waits/go/approve`, token, {}));
+    const answered = await stead.count({ status: ["pending"] });
+    if (answered !== runs) throw new Error(`${answered} of ${runs} runs approved through the API are pending again`);
+    return { startsPerSec, approvalsPerSec };
+  } finally {
+    agent.destroy();
+    served?.child.kill("SIGTERM");
+    await stead.close();
+  }
+}
