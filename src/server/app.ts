@@ -91,8 +91,7 @@ export function createApi(options: ApiOptions): Hono {
     const origin = c.req.header("origin");
     if (origin !== undefined && !origins.has(origin.toLowerCase())) throw new SteadError("STEAD_ORIGIN_REFUSED", "cross-origin requests are refused", { fix: "call the API from the server's own origin" });
     await next();
-    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
-    c.header("X-Content-Type-Options", "nosniff");
+    answerHeaders(c);
   });
   app.use(
     "*",
@@ -164,6 +163,25 @@ export function createApi(options: ApiOptions): Hono {
     else app.post(API_PREFIX + r.path, handler);
   }
   return app;
+}
+
+/**
+ * No caching unless the answer set its own, and no content sniffing, on every answer. Set on the
+ * response's own headers: `c.header()` on a finished response copies it whole, which makes
+ * node-server build a full WHATWG Response for each request. Hazard: a Response from elsewhere
+ * (fetch, Response.error) has immutable headers; that one alone is copied, through `c.header()`.
+ */
+function answerHeaders(c: Pick<Context, "res" | "header">): void {
+  const set = (name: string, value: string, onlyIfAbsent: boolean) => {
+    if (onlyIfAbsent && c.res.headers.has(name)) return;
+    try {
+      c.res.headers.set(name, value);
+    } catch {
+      c.header(name, value);
+    }
+  };
+  set("Cache-Control", "no-store", true);
+  set("X-Content-Type-Options", "nosniff", false);
 }
 
 function problem(c: Context, e: unknown, logError?: (line: string) => void): Response {
