@@ -5,7 +5,7 @@
  */
 import { Agent, request } from "node:http";
 import { join } from "node:path";
-import { CALLERS, concurrently } from "./control-rate.js";
+import { CALLERS, concurrently, parkAll } from "./control-rate.js";
 import { stead as lib } from "./lib.js";
 import { parked } from "./parked-memory.js";
 import { serveCli } from "./serve-cli.js";
@@ -52,17 +52,7 @@ export async function httpControlRates(dir: string, runs: number): Promise<{ sta
       const r = await post(agent, `${api}/runs`, token, { definition: parked.name, input: null });
       ids.push(String(r.id));
     });
-    const worker = stead.worker({ definitions: [parked], concurrency: 50, pollMs: 20 });
-    let waiting = 0;
-    const allParked = new Promise<void>((resolve, reject) =>
-      worker.on("outcome", (id, o) => {
-        if (o.kind !== "waiting") reject(new Error(`run ${id} ended ${o.kind} before its approval`));
-        else if (++waiting === runs) resolve();
-      }),
-    );
-    worker.start();
-    await allParked;
-    await worker.stop();
+    await parkAll(stead, runs);
     const approvalsPerSec = await concurrently(runs, (i) => post(agent, `${api}/runs/${encodeURIComponent(ids[i] as string)}/waits/go/approve`, token, {}));
     const answered = await stead.count({ status: ["pending"] });
     if (answered !== runs) throw new Error(`${answered} of ${runs} runs approved through the API are pending again`);
