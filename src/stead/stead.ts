@@ -16,7 +16,10 @@ import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import type { StorageReport } from "../worker/storage-guard.js";
-import * as admin from "../engine/admin.js";
+import type * as admin from "../engine/admin.js";
+import { requireRun } from "../engine/control/common.js";
+import { control } from "../engine/control/lazy.js";
+import { transcriptModule, whyModule } from "./lazy-reads.js";
 import * as listing from "../engine/run-listing.js";
 import type { AnyDefinition, WorkflowDefinition } from "../engine/definition.js";
 import { assertDistinctNames, isDefinition } from "../engine/definition.js";
@@ -41,7 +44,7 @@ import {
 } from "../engine/views.js";
 import type { ControlOptions } from "../engine/control-options.js";
 import { NO_DECISION_FIELDS, type DecisionRules } from "../engine/control/decision-rules.js";
-import { explain, type Explanation } from "../engine/why.js";
+import type { Explanation } from "../engine/why.js";
 import { Session, sessionView, type SessionView } from "../engine/sessions.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
 import type { GcOptions, GcResult, TreeDiff } from "../workspace/index.js";
@@ -49,7 +52,7 @@ import { gcWorkspaces } from "../workspace/lazy.js";
 import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntries, runSnapshotFile, runSnapshots, type RestoreOptions, type RunSnapshotEntries, type RunSnapshotFile, type Restored, type RunSnapshots, type SnapshotFiles, type SnapshotFilesOptions } from "../engine/run-snapshots.js";
 import { sendToSession, turnViews, type TurnView } from "../engine/session-turns.js";
 import { sessionTurns } from "../store/run-sets.js";
-import { readSessionTranscript, type SessionTranscript } from "../agent/session-transcript.js";
+import type { SessionTranscript } from "../agent/session-transcript.js";
 import type { DumpInput, ExportOptions, ExportSummary, ImportSummary, VerifiedDump } from "../store/transfer/index.js";
 import { exportStore, importStore } from "../store/transfer/lazy.js";
 import { Tokens } from "../engine/access/tokens.js";
@@ -266,7 +269,7 @@ export class Stead {
    */
   async startByName(name: string, input: unknown, options: StartOptions = {}): Promise<Replayable<admin.StartByNameResult>> {
     const key = this.keyOption(options);
-    return admin.startByName(this.store, name, input, { id: options.id, workspace: options.workspace, by: options.by, key, payloadLimit: this.payloadLimit, ready: () => this.ready() });
+    return (await control()).startByName(this.store, name, input, { id: options.id, workspace: options.workspace, by: options.by, key, payloadLimit: this.payloadLimit, ready: () => this.ready() });
   }
 
   /** What workers serve, and what they served before, read from the store alone (no user code is loaded). */
@@ -300,7 +303,7 @@ export class Stead {
   async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
     assertDistinctNames(definitions);
     await this.ready();
-    const root = await admin.requireRun(this.store, runId);
+    const root = await requireRun(this.store, runId);
     if (!definitions.some((d) => d.name === root.definition)) {
       throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `run ${runId} is a run of "${root.definition}", which none of the given definitions is`, {
         runId,
@@ -352,12 +355,12 @@ export class Stead {
           await worker.stop({ graceMs: options.graceMs ?? 30_000 });
           tree = await this.treeIds(runId);
           await flushEvents();
-          return this.view(await admin.requireRun(this.store, runId));
+          return this.view(await requireRun(this.store, runId));
         }
         tree = await this.treeIds(runId);
         worker.setRunIds(tree);
         await flushEvents();
-        const run = await admin.requireRun(this.store, runId);
+        const run = await requireRun(this.store, runId);
         if (await this.settled(run.id, run.status, followTimers, worker)) {
           tree = await this.treeIds(runId);
           await flushEvents();
@@ -405,7 +408,7 @@ export class Stead {
 
   async get(runId: string): Promise<RunInfo> {
     await this.ready();
-    return this.view(await admin.requireRun(this.store, runId));
+    return this.view(await requireRun(this.store, runId));
   }
 
   /** One page of runs and the cursor of the next (see engine/run-listing.ts). Reads no journal. */
@@ -434,7 +437,7 @@ export class Stead {
 
   async journal(runId: string): Promise<StepView[]> {
     await this.ready();
-    await admin.requireRun(this.store, runId);
+    await requireRun(this.store, runId);
     return (await this.store.journal(runId)).map(stepView);
   }
 
@@ -454,7 +457,7 @@ export class Stead {
     if (page.offset !== undefined && (!Number.isSafeInteger(page.offset) || page.offset < 0)) throw new SteadError("STEAD_BAD_OPTION", "offset must be a whole number from 0", { fix: "pass the index of the page's first entry", field: "offset" });
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > JOURNAL_PAGE_MAX) throw new SteadError("STEAD_BAD_OPTION", `limit must be a whole number from 1 to ${JOURNAL_PAGE_MAX}`, { fix: `pass a page size from 1 to ${JOURNAL_PAGE_MAX}`, field: "limit" });
     await this.ready();
-    await admin.requireRun(this.store, runId);
+    await requireRun(this.store, runId);
     const all = await this.store.journal(runId);
     let offset = page.offset ?? 0;
     if (page.step !== undefined) {
@@ -473,7 +476,7 @@ export class Stead {
 
   async waits(runId: string): Promise<WaitView[]> {
     await this.ready();
-    await admin.requireRun(this.store, runId);
+    await requireRun(this.store, runId);
     return (await this.store.waits(runId)).map(waitView);
   }
 
@@ -488,7 +491,7 @@ export class Stead {
    */
   async events(filter: { runId?: string; afterSeq?: number; limit?: number } = {}): Promise<EventView[]> {
     await this.ready();
-    if (filter.runId) await admin.requireRun(this.store, filter.runId);
+    if (filter.runId) await requireRun(this.store, filter.runId);
     return (await this.store.events(filter)).map(eventView);
   }
 
@@ -500,7 +503,7 @@ export class Stead {
    */
   async eventsAfter(position?: string | null, filter: { runId?: string; runIds?: readonly string[]; limit?: number } = {}): Promise<EventStreamPage> {
     await this.ready();
-    if (filter.runId !== undefined) await admin.requireRun(this.store, filter.runId);
+    if (filter.runId !== undefined) await requireRun(this.store, filter.runId);
     const page = await this.store.eventsAfter(position ?? null, filter);
     return { events: page.events.map(eventView), position: page.position, positions: page.positions };
   }
@@ -509,13 +512,13 @@ export class Stead {
   async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.control, runId, name, true, d, this.payloadLimit, key, this.decisions);
+    return (await control()).decide(this.control, runId, name, true, d, this.payloadLimit, key, this.decisions);
   }
 
   async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
     const key = this.keyOption(d);
     await this.ready();
-    return admin.decide(this.control, runId, name, false, d, this.payloadLimit, key, this.decisions);
+    return (await control()).decide(this.control, runId, name, false, d, this.payloadLimit, key, this.decisions);
   }
 
   /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
@@ -523,13 +526,13 @@ export class Stead {
     const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
     const key = this.keyOption(o);
     await this.ready();
-    return admin.signal(this.control, runId, name, payload, this.payloadLimit, o.by ?? null, key);
+    return (await control()).signal(this.control, runId, name, payload, this.payloadLimit, o.by ?? null, key);
   }
 
   async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.PauseResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.pause(this.control, runId, options.by ?? null, key);
+    return (await control()).pause(this.control, runId, options.by ?? null, key);
   }
 
   /**
@@ -540,29 +543,29 @@ export class Stead {
     const key = this.keyOption(options);
     await this.ready();
     if (options.acceptChange) {
-      const r = await admin.release(this.control, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
+      const r = await (await control()).release(this.control, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
       return { runId, from: "held", resumed: r.already ? [] : [runId], already: r.already };
     }
-    return admin.resume(this.control, runId, options.by ?? null, key);
+    return (await control()).resume(this.control, runId, options.by ?? null, key);
   }
 
   /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
   async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.RetryResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.retry(this.control, runId, options.by ?? null, key);
+    return (await control()).retry(this.control, runId, options.by ?? null, key);
   }
 
   async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<admin.CancelResult>> {
     const key = this.keyOption(options);
     await this.ready();
-    return admin.cancel(this.control, runId, options.reason ?? null, options.by ?? null, key);
+    return (await control()).cancel(this.control, runId, options.reason ?? null, options.by ?? null, key);
   }
 
   async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
     const key = this.keyOption(options);
     await this.ready();
-    const r = await admin.release(this.control, runId, hold, options, this.payloadLimit, key);
+    const r = await (await control()).release(this.control, runId, hold, options, this.payloadLimit, key);
     return { ...holdView(r), already: r.already };
   }
 
@@ -570,15 +573,15 @@ export class Stead {
     if (options.id !== undefined) checkRunId(options.id);
     const key = this.keyOption(options);
     await this.ready();
-    return admin.fork(this.control, runId, options.at, options.id, options.by ?? null, key);
+    return (await control()).fork(this.control, runId, options.at, options.id, options.by ?? null, key);
   }
 
   async why(runId: string): Promise<Explanation> {
     await this.ready();
-    const run = await admin.requireRun(this.store, runId);
+    const run = await requireRun(this.store, runId);
     const [journal, waits, holds] = await Promise.all([this.store.journal(runId), this.store.waits(runId), this.store.holds({ runId })]);
     const gone = run.status === "running" && ownerIsDead({ host: run.ownerHost, pid: run.ownerPid, start: run.ownerStart });
-    return explain(run, journal, waits, holds, Date.now(), gone);
+    return (await whyModule()).explain(run, journal, waits, holds, Date.now(), gone);
   }
 
   /**
@@ -611,7 +614,7 @@ export class Stead {
   /** A session's transcript, rebuilt from its turns' journals with no agent code loaded (STEAD_SESSION_NOT_FOUND for none). */
   async transcript(sessionId: string): Promise<SessionTranscript> {
     await this.ready();
-    return readSessionTranscript(this.store, sessionId);
+    return (await transcriptModule()).readSessionTranscript(this.store, sessionId);
   }
 
   /** A session and its turns in order (runs with their turn number and how each ended); STEAD_SESSION_NOT_FOUND for none. */
@@ -770,7 +773,7 @@ export class Stead {
     const until = options.until ?? ((r: RunInfo) => TERMINAL_STATUSES.includes(r.status));
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     for (;;) {
-      const run = await this.view(await admin.requireRun(this.store, runId));
+      const run = await this.view(await requireRun(this.store, runId));
       if (until(run)) return run;
       if (Date.now() > deadline) {
         throw new SteadError("STEAD_TIMEOUT", `run ${runId} is still ${run.status} after ${options.timeoutMs ?? 60_000} ms`, {
