@@ -14,7 +14,8 @@ import Database from "better-sqlite3";
 import { withClient } from "../test/setup/databases.js";
 import { stead as lib } from "./lib.js";
 import type { BenchServer } from "./pg-server.js";
-import { fmt, median, noisy, printTable, type Row } from "./report.js";
+import { rawCommitsOf } from "./raw-sqlite.js";
+import { fmt, median, noisy, printTable, stepResult, type Row } from "./report.js";
 import { inScratch } from "./temp-dir.js";
 import { steadSequential } from "./w1-sequential.js";
 import { steadConcurrent } from "./w2-concurrent.js";
@@ -25,6 +26,10 @@ const W2_RUNS = 50;
 const W2_STEPS = 100;
 const W2_PAIRS = 6;
 const TARGET = 1.1;
+/** About the stored length of a sealed 1 KB output (base64 of its ciphertext). */
+const SEALED_CHARS = 1400;
+const RAW_ROWS = 1000;
+const RAW_PAIRS = 6;
 
 const list = (xs: readonly number[], digits = 0) => xs.map((x) => fmt(x, digits)).join(" / ");
 
@@ -105,6 +110,19 @@ async function w2Pairs(store: (label: string, fn: (where: string, dir: string) =
   return { off, on, ratios: off.map((o, i) => o / (on[i] ?? NaN)) };
 }
 
+/**
+ * The disk's own price for ciphertext: raw autocommits of text and of random bytes of one length
+ * (SEALED_CHARS), in alternating pairs. Storage that compresses or dedupes (as some virtual disks
+ * do) writes incompressible pages more slowly, a cost any encryption pays there and one a W1 ratio
+ * cannot tell from Stead's own.
+ */
+async function incompressibleCost(): Promise<{ text: number[]; random: number[]; ratios: number[] }> {
+  const text = (i: number) => JSON.stringify(stepResult(i)).repeat(2).slice(0, SEALED_CHARS);
+  const random = () => randomBytes(SEALED_CHARS).toString("base64").slice(0, SEALED_CHARS);
+  const { off, on } = await pairs((rnd) => inScratch(rnd ? "raw-random" : "raw-text", (d) => rawCommitsOf(d, RAW_ROWS, rnd ? random : text)), RAW_PAIRS);
+  return { text: off, random: on, ratios: on.map((r, i) => r / (off[i] ?? NaN)) };
+}
+
 function rows(label: string, w1: Compared, w2: { off: number[]; on: number[]; ratios: number[] }): Row[] {
   const ratio = median(w1.ratios);
   const w2Ratio = median(w2.ratios);
@@ -125,7 +143,20 @@ export async function encryptionSuite(server: BenchServer | undefined): Promise<
   console.log(`SQLite W1 ${W1_PAIRS} pairs of 1 run x ${W1_STEPS} steps: off ${list(sqlite1.off.map((s) => s.usPerStep))} µs/step; on ${list(sqlite1.on.map((s) => s.usPerStep))}; ratios ${list(sqlite1.ratios, 2)}`);
   const sqlite2 = await w2Pairs((label, fn) => inScratch(label, (d) => fn(join(d, "stead.db"), d)));
   console.log(`SQLite W2 ${W2_PAIRS} pairs of ${W2_RUNS} runs x ${W2_STEPS} steps: off ${list(sqlite2.off)} steps/s; on ${list(sqlite2.on)}; ratios ${list(sqlite2.ratios, 2)}`);
+  const raw = await incompressibleCost();
+  console.log(`SQLite raw autocommits of ${SEALED_CHARS} chars, ${RAW_PAIRS} pairs of ${RAW_ROWS}: text ${list(raw.text)} µs; random ${list(raw.random)}; ratios ${list(raw.ratios, 2)}`);
   const table = rows("SQLite", sqlite1, sqlite2);
+  const rawRatio = median(raw.ratios);
+  table.push(
+    { name: `SQLite raw commit of ${SEALED_CHARS} chars, text / random (the disk, no Stead)`, value: `${fmt(median(raw.text))} / ${fmt(median(raw.random))} µs`, target: "", pass: null },
+    {
+      name: "  the disk's own cost of incompressible bytes: random / text",
+      value: `${fmt(rawRatio, 2)}x`,
+      target: "",
+      pass: null,
+      note: noisy(raw.ratios) ?? `${fmt(median(raw.random) - median(raw.text))} µs of W1's on - off is this disk's, not Stead's`,
+    },
+  );
   if (server) {
     const pg1 = await w1Pairs((on) => pgW1(server, on));
     console.log(`Postgres W1 ${W1_PAIRS} pairs: off ${list(pg1.off.map((s) => s.usPerStep))} µs/step; on ${list(pg1.on.map((s) => s.usPerStep))}; ratios ${list(pg1.ratios, 2)}`);

@@ -8,6 +8,11 @@ import { stepResult } from "./report.js";
  * table in WAL mode with synchronous=FULL, one autocommit INSERT of a ~1 KB JSON row per step.
  */
 export function rawSequential(dir: string, rows: number): { usPerCommit: number } {
+  return { usPerCommit: rawCommitsOf(dir, rows, (i) => JSON.stringify(stepResult(i))) };
+}
+
+/** µs per autocommit INSERT of `body(i)` into a fresh table of `dir`, as rawSequential commits. */
+export function rawCommitsOf(dir: string, rows: number, body: (i: number) => string): number {
   const db = new Database(join(dir, "raw.db"));
   try {
     db.pragma("journal_mode = WAL");
@@ -15,9 +20,8 @@ export function rawSequential(dir: string, rows: number): { usPerCommit: number 
     db.exec("CREATE TABLE results (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL)");
     const insert = db.prepare("INSERT INTO results (run_id, seq, body) VALUES (?, ?, ?)");
     const t0 = performance.now();
-    for (let i = 0; i < rows; i++) insert.run("raw", i, JSON.stringify(stepResult(i)));
-    const ms = performance.now() - t0;
-    return { usPerCommit: (ms * 1000) / rows };
+    for (let i = 0; i < rows; i++) insert.run("raw", i, body(i));
+    return ((performance.now() - t0) * 1000) / rows;
   } finally {
     db.close();
   }
