@@ -398,3 +398,51 @@ describe("an encrypted SQLite store's backup", () => {
     await without.close();
   }, 60_000);
 });
+
+describe("an encrypted SQLite store's journal", () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  const body = "lorem ipsum dolor sit amet ".repeat(40);
+  const big = workflow("at-rest-kb", async (ctx) => {
+    const a = await ctx.step("kb", () => ({ body }));
+    return { length: a.body.length };
+  });
+
+  it("keeps each sealed value as its bytes, not base64 text, and reads, exports and imports it unchanged", async () => {
+    const k = keyDir();
+    cleanups.push(k.remove);
+    const key = createKeyFile({ dir: k.dir });
+    const s = await onStore("sqlite", "enc-bytes", { encryption: { key: key.where, keyDir: k.dir } });
+    cleanups.push(() => s.cleanup());
+    const w = s.stead.worker({ definitions: [big], ...FAST_WORKER });
+    w.start();
+    try {
+      await s.stead.start(big, undefined, { id: "kb-1" });
+      expect((await s.stead.waitFor("kb-1", { timeoutMs: 20_000 })).output).toEqual({ length: body.length });
+    } finally {
+      await w.stop({ graceMs: 500 });
+    }
+    // What the file holds: the output is its JSON's length plus a few dozen bytes (flag, iv, tag, key id).
+    const [row] = await s.rows("SELECT typeof(output) AS t, length(output) AS n FROM steps WHERE run_id = ? AND step_id = 'kb'", "kb-1");
+    const plainLength = JSON.stringify({ body }).length;
+    expect(row?.t).toBe("blob");
+    expect(Number(row?.n)).toBeLessThan(plainLength + 64);
+    expect(readFileSync(s.location).toString("latin1").includes(body.slice(0, 40))).toBe(false);
+
+    const journal = await s.stead.store.journal("kb-1");
+    expect(journal.find((j) => j.stepId === "kb")?.output).toBe(JSON.stringify({ body }));
+
+    // A dump carries the sealed text, which another store with the same keys reads back.
+    const dump = await dumpOf(s.stead);
+    expect(dump.includes(body.slice(0, 40))).toBe(false);
+    expect(dump).toMatch(/"\$stead1:[^"]+"/);
+    const other = await onStore("sqlite", "enc-bytes-2", { encryption: { key: key.where, keyDir: k.dir } });
+    cleanups.push(() => other.cleanup());
+    await other.stead.importDump(() => Readable.from([dump]));
+    expect((await other.stead.store.journal("kb-1")).find((j) => j.stepId === "kb")?.output).toBe(JSON.stringify({ body }));
+    expect((await other.stead.get("kb-1")).output).toEqual({ length: body.length });
+  }, 60_000);
+});

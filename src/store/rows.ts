@@ -10,11 +10,14 @@
 import type { AnnouncementRow, DataKeyRow, DefinitionRow, EventRow, IdempotencyRow, HoldRow, RunRow, RunStatus, SessionSummary, SnapshotRow, StepRow, TokenRecord, TokenRow, WaitRow } from "./types.js";
 import type { ColumnSpec, Dialect, LogicalType } from "./schema/model.js";
 import { TABLES, type TableName } from "./schema/tables.js";
+import { sealedTextOfBytes } from "./encryption/cipher.js";
 
 type Raw = Record<string, unknown>;
 
-// SQLite hands back strings, numbers, bigints, buffers or null; columns read here are text or integers.
-const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" || typeof v === "bigint" ? v.toString() : JSON.stringify(v));
+// SQLite hands back strings, numbers, bigints, buffers or null; columns read here are text or
+// integers, and a text column may hold a sealed text as its bytes (cipher.ts).
+const str = (v: unknown): string =>
+  typeof v === "string" ? v : typeof v === "number" || typeof v === "bigint" ? v.toString() : ((v instanceof Uint8Array ? sealedTextOfBytes(v) : null) ?? JSON.stringify(v));
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
 const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -30,6 +30,13 @@ const CURRENT = columns(SCHEMA_VERSION);
 /** One row, `?` placeholders in the order of {@link stepParams}. */
 export const STEP_UPSERT_SQL = `INSERT INTO steps (${CURRENT.names}) VALUES (${CURRENT.all.map(() => "?").join(", ")}) ${CURRENT.onConflict}`;
 
+/** The journal's payloads (sealed when the store is encrypted): their places in {@link stepParams}. */
+export const STEP_PAYLOAD_PARAMS: readonly number[] = ["output", "error", "checkpoint"].map((f) => {
+  const at = CURRENT.written.findIndex((c) => c.field === f);
+  if (at < 0) throw new Error(`steps has no ${f} column`);
+  return at + 1;
+});
+
 export function stepParams(runId: string, st: StepWrite): unknown[] {
   const w = st as unknown as Record<string, unknown>;
   return [runId, ...CURRENT.written.map((c) => w[c.field] ?? null)];

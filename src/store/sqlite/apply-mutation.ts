@@ -10,6 +10,7 @@ import { CHECKS, WRITES, type CheckName, type WriteName } from "../mutation/plan
 import { sessionInNewRuns } from "../sessions-sql.js";
 import { indexPredicate } from "../schema/tables.js";
 import { wakes } from "../mutation/wakes.js";
+import { storedPayload } from "./stored-payload.js";
 
 export class PreconditionFailed extends Error {
   constructor(readonly result: Extract<UnitResult, { ok: false }>) {
@@ -113,7 +114,7 @@ export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => 
       );
       for (const x of m.resolveWaits ?? []) {
         const r = s.run(x.status, x.result ?? null, now, x.by ?? null, m.runId, x.name);
-        if (r.changes > 0 && x.status === "resolved") step.run(x.result ?? null, now, m.runId, m.runId, x.name);
+        if (r.changes > 0 && x.status === "resolved") step.run(storedPayload(x.result), now, m.runId, m.runId, x.name);
       }
     },
     holds: (m, _cur, now) => {

@@ -65,7 +65,8 @@ import type { RetentionOptions, RetentionResult } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
-import { STEP_UPSERT_SQL, stepParams } from "../mutation/step-write.js";
+import { STEP_UPSERT_SQL } from "../mutation/step-write.js";
+import { storedStepParams } from "./stored-payload.js";
 import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
 import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutation.js";
 import { sqliteEventsAfter } from "./event-stream.js";
@@ -605,7 +606,7 @@ export class SqliteStore implements Store {
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
     const s = this.stmt(STEP_UPSERT_SQL);
-    for (const st of steps) s.run(...stepParams(runId, st));
+    for (const st of steps) s.run(...storedStepParams(runId, st));
   }
 
   private insertEvents(runId: string, events: readonly EventWrite[] | undefined, at: number): void {

@@ -10,6 +10,7 @@
 import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type RowKey, type TransferRow, type TransferTable, type TransferValue } from "../types.js";
 import type { LogicalType } from "../schema/model.js";
+import { sealedTextOfBytes } from "../encryption/cipher.js";
 import { SCHEMA_VERSION, tableSpec, type TableName } from "../schema/tables.js";
 
 /**
@@ -111,8 +112,13 @@ export function normaliseRow(table: TransferTable, raw: Record<string, unknown>)
   return row;
 }
 
+/** A text column's value; a sealed text kept as its bytes (SQLite) is exported as the text it spells. */
 const asText = (v: unknown): string =>
-  typeof v === "string" ? v : typeof v === "number" || typeof v === "bigint" || typeof v === "boolean" ? v.toString() : JSON.stringify(v);
+  typeof v === "string"
+    ? v
+    : typeof v === "number" || typeof v === "bigint" || typeof v === "boolean"
+      ? v.toString()
+      : ((v instanceof Uint8Array ? sealedTextOfBytes(v) : null) ?? JSON.stringify(v));
 
 function normaliseValue(table: TransferTable, col: Column, v: unknown): TransferValue {
   if (v === null || v === undefined) return null;
