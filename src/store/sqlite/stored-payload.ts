@@ -1,7 +1,8 @@
 /**
  * A payload as SQLite keeps it: a sealed text as its bytes (cipher.ts), a quarter smaller than its
- * base64 and so fewer pages per commit; any other value as it is. Reads turn the bytes back into
- * the same text (rows.ts, transfer/tables.ts), so nothing above the store sees the difference.
+ * base64; any other value as it is. Reads turn the bytes back into the same text (rows.ts,
+ * transfer/tables.ts), so nothing above the store sees the difference. Rows an import writes keep
+ * the dump's text, and read alike.
  *
  * Hazard: only payload columns, which SQL never compares or searches: a BLOB never equals a TEXT
  * parameter, so an id or name kept this way would stop matching its own queries.
