@@ -12,3 +12,6 @@ export const stead = (await import(distUrl)) as typeof import("../src/index.js")
 
 /** The built stores, for a workload that opens one with options `createStead` does not take (synchronous=NORMAL). */
 export const stores = (await import(pathToFileURL(resolve(import.meta.dirname, "../dist/store/index.js")).href)) as typeof import("../src/store/index.js");
+
+/** The built cipher, for the cost of sealing one value on its own. */
+export const cipher = (await import(pathToFileURL(resolve(import.meta.dirname, "../dist/store/encryption/cipher.js")).href)) as typeof import("../src/store/encryption/cipher.js");
