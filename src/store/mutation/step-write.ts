@@ -10,6 +10,7 @@
 import type { StepWrite } from "../types.js";
 import { columnsAt } from "../schema/model.js";
 import { fieldOf, recordset } from "../schema/json-record.js";
+import { sqlType } from "../schema/ddl.js";
 import { SCHEMA_VERSION, TABLES } from "../schema/tables.js";
 
 const KEPT_ON_REWRITE = new Set(["started_at"]);
@@ -56,3 +57,19 @@ export function stepsFromJson(runId: string, json: string, from = "", version = 
   FROM ${from ? `${from}, ` : ""}${recordset(json, c.written)}
   ${c.onConflict}`;
 }
+
+/**
+ * Postgres: one StepWrite as parameters `$first`… (values from {@link stepParams}, run id left
+ * out) for run `runId`, joining `from` as {@link stepsFromJson} does. The same row as one element
+ * of `stepsFromJson`'s array, without JSON to build on one side and take apart on the other.
+ */
+export function stepFromParams(runId: string, first: number, from: string): string {
+  const values = CURRENT.written.map((c, i) => `$${first + i}::${sqlType("postgres", c.type).toLowerCase()}`).join(", ");
+  return `INSERT INTO steps (${CURRENT.names})
+  SELECT ${runId}, ${values}
+  FROM ${from}
+  ${CURRENT.onConflict}`;
+}
+
+/** How many parameters {@link stepFromParams} takes. */
+export const STEP_PARAM_COUNT = CURRENT.written.length;

@@ -62,7 +62,7 @@ import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redac
 import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
 import { SCHEMA_VERSION } from "../schema/tables.js";
-import { simpleStepWrite, STEP_COMMIT_SQL } from "./step-commit.js";
+import { simpleStepWrite, stepCommit } from "./step-commit.js";
 import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
 export interface PostgresStoreOptions {
@@ -475,11 +475,7 @@ export class PostgresStore implements Store {
           await client.query("COMMIT");
         } else if (step) {
           // One statement in autocommit is its own transaction: atomic, one round trip, planned once.
-          const res = await client.query({
-            name: "stead_step_commit",
-            text: STEP_COMMIT_SQL,
-            values: [step.runId, step.fence, step.owner, JSON.stringify(step.steps), JSON.stringify(step.events), token, step.lostClaims],
-          });
+          const res = await client.query(stepCommit(step, token));
           raw = (res.rows[0] as { r?: unknown } | undefined)?.r;
         } else {
           const res = await client.query({ name: "stead_commit_logged", text: "SELECT stead_commit_logged($1, $2::jsonb) AS r", values: [token, payload] });
