@@ -70,6 +70,3 @@ export function stepFromParams(runId: string, first: number, from: string): stri
   FROM ${from}
   ${CURRENT.onConflict}`;
 }
-
-/** How many parameters {@link stepFromParams} takes. */
-export const STEP_PARAM_COUNT = CURRENT.written.length;

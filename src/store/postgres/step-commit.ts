@@ -5,7 +5,7 @@
  * every shape `simpleStepWrite` accepts: same rows, same events, same refusals.
  */
 import type { StepWrite, Unit } from "../types.js";
-import { STEP_PARAM_COUNT, stepFromParams, stepParams, stepsFromJson } from "../mutation/step-write.js";
+import { stepFromParams, stepParams, stepsFromJson } from "../mutation/step-write.js";
 
 /**
  * The write almost every step makes: under its lease, journal rows, events, and lost_claims back to
@@ -78,6 +78,7 @@ export const STEP_COMMIT_SQL = stepCommitSql(
   FROM r, jsonb_array_elements($5::jsonb) WITH ORDINALITY AS x(e, i) ORDER BY x.i`,
 );
 
+/** After $1…$7: stepParams's values but the run id, in its order. */
 const FIRST_STEP_PARAM = 8;
 
 /**
@@ -99,7 +100,6 @@ export function stepCommit(w: SimpleStepWrite, token: string): { name: string; t
   if (only && more.length === 0 && moreEvents.length === 0 && (event === undefined || typeof event.type === "string")) {
     const values: unknown[] = [w.runId, w.fence, w.owner, event?.type ?? null, event?.data === undefined ? null : JSON.stringify(event.data), token, w.lostClaims];
     values.push(...stepParams(w.runId, only as StepWrite).slice(1));
-    if (values.length !== FIRST_STEP_PARAM - 1 + STEP_PARAM_COUNT) throw new Error("step parameters out of step with ONE_STEP_COMMIT_SQL");
     return { name: "stead_one_step_commit", text: ONE_STEP_COMMIT_SQL, values };
   }
   return { name: "stead_step_commit", text: STEP_COMMIT_SQL, values: [w.runId, w.fence, w.owner, JSON.stringify(w.steps), JSON.stringify(w.events), token, w.lostClaims] };
