@@ -129,7 +129,16 @@ async function main(): Promise<void> {
   console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
 }
 
-main().catch((e: unknown) => {
+// Hazard: a suite awaiting a promise that only unreferenced handles could settle lets node exit 0
+// midway, the suites after it never run, and the run looks finished. Say so, and fail.
+let finished = false;
+process.on("exit", (code) => {
+  if (finished || code !== 0) return;
+  console.error("stead bench: node's event loop emptied before the bench finished: a suite awaited something no live handle could settle");
+  process.exitCode = 1;
+});
+
+main().then(() => (finished = true), (e: unknown) => {
   if (e instanceof UsageError) {
     console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --scaling-only | --profile]`);
     process.exit(2);

@@ -2,8 +2,11 @@
  * Captures with the tracker's change watcher on (real fs.watch events on a real directory): only
  * changed paths are looked at, and every change written before a capture is in it.
  */
+import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkspaceTracker, type CaptureResult, type Tree } from "../src/workspace/index.js";
 import { ChangeWatcher } from "../src/workspace/change-watcher.js";
@@ -160,6 +163,32 @@ describe("the event barrier a capture waits for", () => {
     expect(r.snapshot.filesChanged).toBe(1);
     expect(contents(r.tree)["a/one.txt"]).not.toBe(contents(full.tree)["a/one.txt"]);
     expect(r.ok && full.ok && r.dirsListed).toBe(full.ok && full.dirsListed);
+  });
+
+  it("keeps a process alive while a capture waits on it: a script that captures and nothing else finishes its capture", async () => {
+    const d = tempDir("stead-ws-alive-");
+    cleanups.push(d.remove);
+    writeTree(join(d.dir, "tree"), { "a.txt": "one", "b/c.txt": "two" });
+    // Nothing but the capture holds the event loop: no worker, no timer of the script's own. The
+    // loader runs in this thread (tsx/cjs): an ESM loader's own thread would keep the process up.
+    const code = `
+      const { SqliteStore } = require("./src/store/sqlite/index.ts");
+      const { WorkspaceTracker } = require("./src/workspace/index.ts");
+      const dir = process.argv[1];
+      void (async () => {
+        const store = new SqliteStore({ path: dir + "/stead.db" });
+        await store.migrate();
+        await store.createRun({ id: "r1", definition: "d", module: null, fingerprint: null, input: "null", createdAt: Date.now(), workspace: dir + "/tree" }, []);
+        const tracker = await WorkspaceTracker.open(store, "r1", dir + "/tree", {});
+        tracker.watch();
+        const r = await tracker.capture({ seq: 0, stepId: "s0", source: "step" });
+        console.log(r.ok ? "captured " + r.snapshot.filesChanged : "refused");
+        tracker.close();
+        await store.close();
+      })();
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--require", "tsx/cjs", "-e", code, d.dir], { cwd: fileURLToPath(new URL("..", import.meta.url)) });
+    expect(stdout.trim()).toBe("captured 2");
   });
 
   it("a closed barrier does not pass", async () => {

@@ -51,8 +51,9 @@ export class EventBarrier {
     let timer: NodeJS.Timeout | undefined;
     const arrived = new Promise<boolean>((resolve) => {
       this.waiting.set(name, resolve);
+      // Kept referenced: the watch is not (it must not hold an idle process open), so while a
+      // capture waits this timer is what keeps the process alive until the marker's event comes.
       timer = setTimeout(() => resolve(false), MARKER_TIMEOUT_MS);
-      timer.unref();
     });
     try {
       writeFileSync(path, "");
