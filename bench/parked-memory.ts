@@ -17,6 +17,8 @@ export const parked = lib.workflow(NAME, { version: VERSION }, async (ctx) => {
 export interface Footprint {
   rss: number;
   heapUsed: number;
+  /** V8's young generation as committed (both semispaces): it grows under allocation and stays. */
+  newSpace: number;
 }
 
 /**
@@ -28,7 +30,8 @@ async function workerFootprint(dir: string, store: string, settleMs: number, toP
   const script = join(dir, "parked-worker.mjs");
   writeFileSync(
     script,
-    `import { createStead, workflow } from ${JSON.stringify(distUrl)};
+    `import { getHeapSpaceStatistics } from "node:v8";
+import { createStead, workflow } from ${JSON.stringify(distUrl)};
 const run = workflow(${JSON.stringify(NAME)}, { version: ${JSON.stringify(VERSION)} }, async (ctx) => {
   await ctx.step("before", () => ({ body: "lorem ipsum dolor sit amet ".repeat(10) }));
   await ctx.approval("go", { why: "the bench parks every run here" });
@@ -51,7 +54,8 @@ if (toPark > 0) await done;
 await new Promise((r) => setTimeout(r, Number(process.argv[3])));
 for (let i = 0; i < 3; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 50)); }
 const m = process.memoryUsage();
-process.stdout.write(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed }));
+const newSpace = getHeapSpaceStatistics().find((x) => x.space_name === "new_space")?.space_size ?? 0;
+process.stdout.write(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, newSpace }));
 await worker.stop();
 await stead.close();
 `,
