@@ -63,6 +63,7 @@ import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageChec
 import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
 import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, stepCommit } from "./step-commit.js";
+import { jsonbEvents, jsonbUnits } from "./jsonb-text.js";
 import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
 export interface PostgresStoreOptions {
@@ -412,8 +413,9 @@ export class PostgresStore implements Store {
    * end, and its INSERT (a new statement, so a new snapshot under READ COMMITTED) then sees this
    * turn. The unique index runs_session_turn backs it up.
    */
-  async createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
+  async createRun(run: NewRun, given: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const sessionId = run.sessionId ?? null;
+    const events = jsonbEvents(given);
     return this.transaction(async (c) => {
       if (sessionId !== null) await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, sessionId]);
       const inserted = await c.query(
@@ -443,8 +445,9 @@ export class PostgresStore implements Store {
    * reading them back once the old backend is gone (never by guessing); a batch that surely did not
    * commit is sent again.
    */
-  async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
-    if (units.length === 0) return [];
+  async commit(given: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
+    if (given.length === 0) return [];
+    const units = jsonbUnits(given);
     for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
     checkSnapshotWrites(units);
     checkEventDeletes(units);
