@@ -22,7 +22,26 @@ const flow = workflow("nul-text", async (ctx) => {
   return out;
 });
 
+const nulId = workflow("nul-step-id", async (ctx) => {
+  await ctx.step("fine", () => 1);
+  await ctx.step(`bad${"\u0000"}id`, () => 2);
+});
+
 describe.each(STORE_KINDS)("text holding a NUL character (%s)", (kind) => {
+  it("in a step id fails the run as an invalid definition, on either store, instead of a commit no store takes", async () => {
+    const s = await onStore(kind, "nul-id");
+    open.push(s);
+    const { id } = await s.stead.start(nulId, null);
+    const worker = s.stead.worker({ definitions: [nulId] });
+    worker.start();
+    const end = await s.stead.waitFor(id, { until: (r) => r.status === "failed" || r.status === "completed", timeoutMs: 20_000 });
+    await worker.stop();
+    expect(end.status).toBe("failed");
+    const rows = await s.rows("SELECT step_id FROM steps WHERE run_id = ? ORDER BY seq", id);
+    expect(rows.map((r) => r.step_id)).toEqual(["fine"]);
+    expect(JSON.stringify(end.error)).toContain("STEAD_INVALID_DEFINITION");
+  });
+
   it("is journaled, reported and read back, and the run ends as it should", async () => {
     const s = await onStore(kind, "nul-text");
     open.push(s);

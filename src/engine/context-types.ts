@@ -100,7 +100,8 @@ export interface ApprovalDecision {
 /**
  * The `ctx` a workflow function receives. Every method is journaled; replay returns recorded values.
  * Step ids, sleep ids, approval and signal names and child ids share one namespace per run: each
- * must be unique (a repeat fails the run with STEAD_DUPLICATE_STEP_ID naming both call sites).
+ * must be unique (a repeat fails the run with STEAD_DUPLICATE_STEP_ID naming both call sites), and
+ * 1-200 characters without NUL (else STEAD_INVALID_DEFINITION).
  */
 export interface WorkflowContext {
   readonly runId: string;

@@ -58,10 +58,11 @@ export class JournalCursor {
 
   /** Throws when `stepId` is not a valid id or was used before in this run, naming both call sites. */
   checkUnique(stepId: string): void {
-    if (typeof stepId !== "string" || stepId.length === 0 || stepId.length > 200) {
+    // A NUL cannot be stored in a Postgres text column: a run whose step id held one could never commit.
+    if (typeof stepId !== "string" || stepId.length === 0 || stepId.length > 200 || stepId.includes("\u0000")) {
       throw new SteadError("STEAD_INVALID_DEFINITION", `invalid step id ${JSON.stringify(stepId)} in run ${this.runId}`, {
         runId: this.runId,
-        fix: "give every step a non-empty string id of at most 200 characters",
+        fix: "give every step a non-empty string id of at most 200 characters, without NUL (U+0000)",
       });
     }
     const first = this.firstAt.get(stepId);
