@@ -27,7 +27,27 @@ const nulId = workflow("nul-step-id", async (ctx) => {
   await ctx.step(`bad${"\u0000"}id`, () => 2);
 });
 
+const approved = workflow("nul-approval", async (ctx) => {
+  await ctx.approval("go");
+  return "done";
+});
+
 describe.each(STORE_KINDS)("text holding a NUL character (%s)", (kind) => {
+  it("in who approves and why is taken, and the run goes on", async () => {
+    const s = await onStore(kind, "nul-approval");
+    open.push(s);
+    const { id } = await s.stead.start(approved, null);
+    const worker = s.stead.worker({ definitions: [approved] });
+    worker.start();
+    await s.stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+    await s.stead.approve(id, "go", { by: NUL, reason: NUL });
+    const end = await s.stead.waitFor(id, { timeoutMs: 20_000 });
+    await worker.stop();
+    expect(end.status).toBe("completed");
+    const [wait] = await s.rows("SELECT resolved_by FROM waits WHERE run_id = ?", id);
+    expect(wait?.resolved_by).toBe(kind === "postgres" ? "before\uFFFDafter" : NUL);
+  });
+
   it("in a step id fails the run as an invalid definition, on either store, instead of a commit no store takes", async () => {
     const s = await onStore(kind, "nul-id");
     open.push(s);

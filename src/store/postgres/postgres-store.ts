@@ -63,7 +63,7 @@ import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageChec
 import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
 import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, stepCommit } from "./step-commit.js";
-import { jsonbEvents, jsonbUnits } from "./jsonb-text.js";
+import { storableEvents, storableUnits } from "./storable-text.js";
 import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
 export interface PostgresStoreOptions {
@@ -415,7 +415,7 @@ export class PostgresStore implements Store {
    */
   async createRun(run: NewRun, given: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     const sessionId = run.sessionId ?? null;
-    const events = jsonbEvents(given);
+    const events = storableEvents(given);
     return this.transaction(async (c) => {
       if (sessionId !== null) await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, sessionId]);
       const inserted = await c.query(
@@ -447,7 +447,7 @@ export class PostgresStore implements Store {
    */
   async commit(given: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     if (given.length === 0) return [];
-    const units = jsonbUnits(given);
+    const units = storableUnits(given);
     for (const u of units) for (const m of u) for (const r of m.newRuns ?? []) if (r.sessionId != null) throw sessionInNewRuns(r.id);
     checkSnapshotWrites(units);
     checkEventDeletes(units);
