@@ -156,6 +156,27 @@ export function describeGuardedMutations(api: ConformanceTestApi, h: Harness): v
       expect((await store.events({ runId: "r3" })).map((e) => e.type)).toEqual(["run.created", "third"]);
     });
 
+    it("undoes what a unit's earlier mutations wrote when a later one is refused, optional ones included; a refused optional mutation between others takes nothing of theirs", async () => {
+      for (const id of ["r1", "r2", "r3"]) await created(id);
+      const before = [await snapshot(store, "r1"), await snapshot(store, "r2")];
+      const results = await store.commit([
+        [
+          { runId: "r1", optional: true, run: { output: '"undone"' }, steps: [step(0, "undone")], events: [{ type: "undone" }] },
+          { runId: "r2", expect: { status: ["held"] }, events: [{ type: "refused" }] },
+        ],
+        [
+          { runId: "r3", steps: [step(0, "first")], events: [{ type: "first" }] },
+          { runId: "r2", optional: true, expect: { status: ["waiting"] }, run: { output: '"skipped"' }, events: [{ type: "skipped" }] },
+          { runId: "r3", optional: true, run: { output: '"last"' }, steps: [step(1, "last")], events: [{ type: "last" }] },
+        ],
+      ]);
+      expect(results).toEqual([{ ok: false, reason: "status", runId: "r2", status: "pending" }, { ok: true, pauseRequested: false }]);
+      expect([await snapshot(store, "r1"), await snapshot(store, "r2")]).toEqual(before);
+      expect((await store.journal("r3")).map((s) => s.stepId)).toEqual(["first", "last"]);
+      expect((await store.getRun("r3"))?.output).toBe('"last"');
+      expect((await store.events({ runId: "r3" })).map((e) => e.type)).toEqual(["run.created", "first", "last"]);
+    });
+
     it("runs beforeCommit once inside the transaction: if it throws, no unit of the batch is applied", async () => {
       await created("r1");
       await created("r2");

@@ -53,6 +53,20 @@ export function describeIdempotencyKeys(api: ConformanceTestApi, h: Harness): vo
       expect(JSON.parse((await store.idempotencyKey("start", "def-a", "k-1"))?.result ?? "null")).toEqual({ approved: true });
     });
 
+    it("createRun refused for an id already taken records none of its key, whatever starts share its commit", async () => {
+      await store.createRun(newRun("taken"), []);
+      const asked = [
+        store.createRun(newRun("taken"), [{ type: "run.created" }], key({ verb: "start", scope: "def-a" })),
+        store.createRun(newRun("b1"), [{ type: "run.created" }]),
+      ];
+      const [refused, other] = await Promise.allSettled(asked);
+      expect(refused?.status === "rejected" ? refused.reason : undefined).toMatchObject({ code: "STEAD_ID_TAKEN" });
+      expect(other?.status).toBe("fulfilled");
+      expect(await store.idempotencyKey("start", "def-a", "k-1")).toBeUndefined();
+      await store.createRun(newRun("b2"), [{ type: "run.created" }], key({ verb: "start", scope: "def-a" }));
+      expect((await store.getRun("b2"))?.status).toBe("pending");
+    });
+
     it("an expired key reads as absent, may be recorded anew, and is pruned", async () => {
       await store.createRun(newRun("r1"), []);
       expect(await commitOne(store, [{ runId: "r1", idempotency: key({ ttlMs: 1 }) }])).toMatchObject({ ok: true });

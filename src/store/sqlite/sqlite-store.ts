@@ -509,9 +509,11 @@ export class SqliteStore implements Store {
 
   /**
    * Group commit for starts: the runs asked for in one turn of the event loop are written in one
-   * transaction, each in a savepoint of its own, so one refused (its id or idempotency key taken)
-   * leaves the others, and each caller is answered only once the transaction is durable. Anything
-   * else that fails fails them all, as one commit would.
+   * transaction, so one refused (its id or idempotency key taken) leaves the others, and each
+   * caller is answered only once the transaction is durable. Anything else that fails fails them
+   * all, as one commit would. A start with an idempotency key runs in a savepoint of its own (its
+   * key is recorded before its id can be refused); one without is refused before it writes, and a
+   * savepoint would only cost (see commitTransaction).
    */
   createRun(run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> {
     return new Promise<RunRow>((resolve, reject) => {
@@ -538,7 +540,7 @@ export class SqliteStore implements Store {
         this.db.transaction(() => {
           for (const s of batch) {
             try {
-              outcomes.push({ ok: true, row: this.db.transaction(() => this.insertStart(s))() });
+              outcomes.push({ ok: true, row: s.idempotency ? this.db.transaction(() => this.insertStart(s))() : this.insertStart(s) });
             } catch (e) {
               if (!(e instanceof SteadError)) throw e;
               outcomes.push({ ok: false, error: e });
@@ -758,14 +760,17 @@ export class SqliteStore implements Store {
 
   /**
    * Built once: every db.transaction() call builds four wrapper functions, a cost paid per step
-   * otherwise. Each unit runs in a savepoint, so a failed precondition undoes that unit alone.
-   * A non-optional mutation needs no savepoint of its own (its failure undoes the whole unit); an
-   * optional one gets one, so its failure undoes only itself. A wake counts only what was kept.
+   * otherwise. A refused mutation has written nothing (mutation/plan.ts: every check runs before
+   * any write, and the one check that writes, the idempotency key, runs last and writes only when
+   * it passes). So a refusal needs undoing only when an earlier mutation of its unit has written:
+   * a unit gets a savepoint only when a mutation after its first can refuse it (one that is not
+   * optional); an optional mutation never needs one. Savepoints are not free: in a group commit
+   * SQLite's sub-journal of them outgrows memory and copies every page a unit touches to a temp
+   * file (measured: 2x the time of an approval). A wake counts only what was kept.
    */
   private commitTransaction(): Database.Transaction<(units: Unit[], now: number, beforeCommit: (() => void) | undefined) => { results: UnitResult[]; wake: boolean }> {
     if (this.commitTx) return this.commitTx;
-    const applyOptional = this.db.transaction((m: Mutation, now: number) => this.applyMutation(m, now));
-    const applyUnit = this.db.transaction((unit: Unit, now: number): Applied => {
+    const applyUnit = (unit: Unit, now: number): Applied => {
       let pauseRequested = false;
       let wake = false;
       for (const m of unit) {
@@ -776,19 +781,20 @@ export class SqliteStore implements Store {
           continue;
         }
         try {
-          wake = applyOptional(m, now).wake || wake;
+          wake = this.applyMutation(m, now).wake || wake;
         } catch (e) {
           if (e instanceof PreconditionFailed) continue;
           throw e;
         }
       }
       return { pauseRequested, wake };
-    });
+    };
+    const applyUnitInSavepoint = this.db.transaction(applyUnit);
     this.commitTx = this.db.transaction((units: Unit[], now: number, beforeCommit: (() => void) | undefined) => {
       let wake = false;
       const results: UnitResult[] = units.map((unit) => {
         try {
-          const r = applyUnit(unit, now);
+          const r = unit.some((m, i) => i > 0 && !m.optional) ? applyUnitInSavepoint(unit, now) : applyUnit(unit, now);
           wake ||= r.wake;
           return { ok: true, pauseRequested: r.pauseRequested };
         } catch (e) {
