@@ -2,7 +2,8 @@
  * SQLite's translation of mutation/plan.ts: one handler per check and per write, run in the plan's
  * order. The caller runs it inside a BEGIN IMMEDIATE transaction (the write lock is held from its
  * start), so the checks' reads and the writes after them are atomic: no claim or answer can slip
- * in between. A refusal throws PreconditionFailed, which rolls back the caller's savepoint.
+ * in between. A refusal throws PreconditionFailed before the mutation writes anything (the caller
+ * relies on it to skip savepoints), and the caller's savepoint, if it took one, is rolled back.
  */
 import type Database from "better-sqlite3";
 import type { EventWrite, IdempotencyWrite, Mutation, NewRun, RunStatus, SnapshotWrite, StepWrite, UnitResult } from "../types.js";
