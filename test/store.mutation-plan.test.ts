@@ -2,7 +2,7 @@
  * mutation/plan.ts is the order and the set of a mutation's checks and writes. SQLite applies a
  * mutation by iterating it (checked here by driving its applier with a recording fake: every phase
  * of a mutation that asks for all of them, in the plan's order). Postgres's stead_apply_mutation is
- * rendered from it (postgres/mutation-function.ts, installed by migration 6): the installed
+ * rendered from it (postgres/mutation-function.ts, installed by migrations 6 and 12): the installed
  * function is read back and found to be that rendering, its checks and writes in the plan's order.
  */
 import pg from "pg";
@@ -164,16 +164,16 @@ describe("Postgres's installed stead_apply_mutation", () => {
     expect(text("stead_apply_mutation")).toBe(applyMutationBody(LATEST_VERSION));
   });
 
-  it("raises each check's refusal, with its SQLSTATE, in the plan's order; stead_commit catches each", () => {
+  it("returns each check's refusal, as SQLite's applier reports it, in the plan's order", () => {
     const fn = text("stead_apply_mutation");
     const at = CHECKS.map((c) => {
-      const raise = `RAISE EXCEPTION '${c.reason}' USING ERRCODE = '${c.sqlstate}', HINT = rid${c.reportsStatus ? ", DETAIL = cur.status" : ""};`;
-      expect(fn, raise).toContain(raise);
-      expect(fn.indexOf(raise), `${raise} once`).toBe(fn.lastIndexOf(raise));
-      return fn.indexOf(raise);
+      const refuse = `RETURN jsonb_build_object('ok', false, 'reason', '${c.reason}', 'runId', rid${c.reportsStatus ? ", 'status', cur.status" : ""});`;
+      expect(fn, refuse).toContain(refuse);
+      expect(fn.indexOf(refuse), `${refuse} once`).toBe(fn.lastIndexOf(refuse));
+      return fn.indexOf(refuse);
     });
     expect(at).toEqual([...at].sort((a, b) => a - b));
-    for (const c of CHECKS) expect(text("stead_commit")).toContain(`SQLSTATE '${c.sqlstate}'`);
+    expect(fn).not.toContain("RAISE");
   });
 
   it("writes every phase inside the mutation, in the plan's order", () => {
@@ -184,7 +184,7 @@ describe("Postgres's installed stead_apply_mutation", () => {
       return fn.indexOf(marker(w.name));
     });
     expect(at).toEqual([...at].sort((a, b) => a - b));
-    expect(fn.indexOf(marker(WRITES[0].name))).toBeGreaterThan(fn.lastIndexOf("RAISE EXCEPTION"));
+    expect(fn.indexOf(marker(WRITES[0].name))).toBeGreaterThan(fn.lastIndexOf("'ok', false"));
   });
 
   it("leaves nothing to stead_apply_workspace, which a worker of an earlier release still calls", () => {

@@ -29,7 +29,7 @@ export interface Check<Name extends string = string> {
   readonly reason: RefusalReason;
   /** Whether the refusal reports the run's current status. */
   readonly reportsStatus: boolean;
-  /** Postgres: the SQLSTATE stead_apply_mutation raises (its MESSAGE_TEXT is `reason`). */
+  /** Postgres up to schema 11: the SQLSTATE stead_apply_mutation raises (its MESSAGE_TEXT is `reason`); from 12 it returns the refusal. */
   readonly sqlstate: string;
 }
 

@@ -3,12 +3,14 @@
  * table for table. Never edit a released migration: add the next number. Each runs in one
  * transaction with its `stead_migrations` row, under an advisory lock so many workers may start at once.
  *
- * Mutations are applied by `stead_commit(units jsonb)`: one round trip per group commit, each unit
- * in its own subtransaction (so a failed precondition undoes that unit alone), every precondition
- * checked against the run row locked FOR UPDATE (a concurrent claim waits for this commit).
+ * Mutations are applied by `stead_commit(units jsonb)`: one round trip per group commit, a failed
+ * precondition refusing its unit alone (from migration 12 without a subtransaction unless the unit
+ * needs one: commit-function.ts), every precondition checked against the run row locked FOR UPDATE
+ * (a concurrent claim waits for this commit).
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RETURNED_REFUSALS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { COMMIT_FUNCTIONS_V12 } from "./commit-function.js";
 import { applyMutationFunctionSql } from "./mutation-function.js";
 
 export interface Migration {
@@ -562,6 +564,13 @@ export const MIGRATIONS: readonly Migration[] = [
   // No mutation writes these tables: stead_apply_mutation stays as 6 installed it.
   { version: DEFINITIONS_VERSION, name: "definitions workers announce, and which workers serve them", sql: ddlSince("postgres", DEFINITIONS_VERSION) },
   { version: DATA_KEYS_VERSION, name: "an encrypted store's data keys, wrapped", sql: ddlSince("postgres", DATA_KEYS_VERSION) },
+  // stead_apply_mutation's new contract and the stead_commit that relies on it land in one
+  // transaction: no commit ever runs the one against the other's old contract.
+  {
+    version: RETURNED_REFUSALS_VERSION,
+    name: "refusals returned, not raised: a subtransaction only for a unit refused after it wrote",
+    sql: `\n  ${applyMutationFunctionSql(RETURNED_REFUSALS_VERSION)}\n${COMMIT_FUNCTIONS_V12}`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

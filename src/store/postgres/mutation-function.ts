@@ -1,9 +1,12 @@
 /**
  * Postgres's stead_apply_mutation, rendered from mutation/plan.ts: one piece of PL/pgSQL per check
  * and per write, run in the plan's order, so the function is SQLite's applyMutation in another
- * language rather than a second account of what a mutation means. A check raises its refusal
- * (the plan's reason, as MESSAGE_TEXT, with the plan's SQLSTATE; the run's id in HINT and, when
- * the refusal reports it, the run's status in DETAIL), which stead_commit catches to undo the unit.
+ * language rather than a second account of what a mutation means. From schema 12 a check that
+ * fails returns its refusal ({ ok: false, reason, runId, status? }, as SQLite's applier reports it)
+ * before any write, and success returns { ok: true, pauseRequested, wake }: stead_commit needs no
+ * subtransaction to undo a refused mutation, which wrote nothing (commit-function.ts). Up to schema
+ * 11 a check raised its refusal (the plan's reason as MESSAGE_TEXT, its SQLSTATE; the run's id in
+ * HINT and, when the refusal reports it, the status in DETAIL), caught by a subtransaction per unit.
  * Each write is one statement, set-based over the mutation's JSON, its fields typed as the schema
  * description's columns they fill (schema/json-record.ts; events' are text and JSON, read as is).
  *
@@ -21,7 +24,7 @@ import { CHECKS, WRITES, type CheckName, type WriteName } from "../mutation/plan
 import { snapshotsFromJson } from "../mutation/snapshot-write.js";
 import { stepsFromJson } from "../mutation/step-write.js";
 import { columnField, recordDef, recordset } from "../schema/json-record.js";
-import { indexPredicate } from "../schema/tables.js";
+import { indexPredicate, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
 
 /** The first version whose stead_apply_mutation is rendered here (1 to 5 are frozen text in migrations.ts). */
 export const FIRST_RENDERED_VERSION = 6;
@@ -156,11 +159,17 @@ const indent = (text: string, spaces: number): string =>
 
 const guarded = (when: string | undefined, body: string): string => (when === undefined ? indent(body, 4) : `${indent(`IF ${when} THEN`, 4)}\n${indent(body, 6)}\n${indent("END IF;", 4)}`);
 
+/** What a failed check does as of `version`: return its refusal (from 12) or raise it. */
+export function refusalSql(c: (typeof CHECKS)[number], version: number): string {
+  if (version >= RETURNED_REFUSALS_VERSION) return `RETURN jsonb_build_object('ok', false, 'reason', '${c.reason}', 'runId', rid${c.reportsStatus ? ", 'status', cur.status" : ""});`;
+  return `RAISE EXCEPTION '${c.reason}' USING ERRCODE = '${c.sqlstate}', HINT = rid${c.reportsStatus ? ", DETAIL = cur.status" : ""};`;
+}
+
 function checkSql(c: (typeof CHECKS)[number], version: number): string {
   const piece = CHECK_SQL[c.name](version);
   if (piece === undefined) return "";
-  const raise = `IF ${piece.fails} THEN RAISE EXCEPTION '${c.reason}' USING ERRCODE = '${c.sqlstate}', HINT = rid${c.reportsStatus ? ", DETAIL = cur.status" : ""}; END IF;`;
-  return `    -- check ${c.name}\n${guarded(piece.when, piece.probe === undefined ? raise : `${piece.probe}\n${raise}`)}\n`;
+  const refuse = `IF ${piece.fails} THEN ${refusalSql(c, version)} END IF;`;
+  return `    -- check ${c.name}\n${guarded(piece.when, piece.probe === undefined ? refuse : `${piece.probe}\n${refuse}`)}\n`;
 }
 
 function writeSql(w: (typeof WRITES)[number], version: number): string {
@@ -182,7 +191,7 @@ export function applyMutationBody(version: number): string {
   BEGIN
 ${CHECKS.map((c) => checkSql(c, version)).join("")}
 ${WRITES.map((w) => writeSql(w, version)).join("")}
-    RETURN jsonb_build_object('pauseRequested', CASE WHEN p ? 'pauseRequested' THEN (p->>'pauseRequested')::boolean ELSE cur.pause_requested END, 'wake', wake);
+    RETURN jsonb_build_object(${version >= RETURNED_REFUSALS_VERSION ? "'ok', true, " : ""}'pauseRequested', CASE WHEN p ? 'pauseRequested' THEN (p->>'pauseRequested')::boolean ELSE cur.pause_requested END, 'wake', wake);
   END
   `;
 }

@@ -17,7 +17,7 @@ import { added, bookkeeping, col, type TableSpec } from "./model.js";
  * version may change no table (6 replaced Postgres's stead_apply_mutation only): nothing here is
  * marked with it, and each dialect still has a migration of that number.
  */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** The version that added access tokens (the `tokens` table); both dialects' migrations read it. */
 export const TOKENS_VERSION = 7;
@@ -33,6 +33,13 @@ export const DEFINITIONS_VERSION = 10;
 
 /** The version that added the data keys of an encrypted store (`data_keys`, see encryption/). */
 export const DATA_KEYS_VERSION = 11;
+
+/**
+ * The version from which Postgres's stead_apply_mutation returns a refusal rather than raising it,
+ * so stead_commit opens a subtransaction only for a unit that can be refused after it has written
+ * (postgres/commit-function.ts). No table changes.
+ */
+export const RETURNED_REFUSALS_VERSION = 12;
 
 const table = <const T extends TableSpec>(t: T): T => t;
 

@@ -3,7 +3,7 @@
  * Each migration runs in one transaction together with its row in `stead_migrations`.
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, DEFINITIONS_VERSION, EVENT_XIDS_VERSION, RETURNED_REFUSALS_VERSION, RUN_LISTING_VERSION, TOKENS_VERSION } from "../schema/tables.js";
 
 export interface Migration {
   version: number;
@@ -209,6 +209,13 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: ddlSince("sqlite", DEFINITIONS_VERSION),
   },
   { version: DATA_KEYS_VERSION, name: "an encrypted store's data keys, wrapped", sql: ddlSince("sqlite", DATA_KEYS_VERSION) },
+  {
+    version: RETURNED_REFUSALS_VERSION,
+    name: "nothing in SQLite: Postgres's refusals returned, not raised",
+    sql: `
+      -- SQLite's commitTransaction already opens a savepoint only for a unit refused after it wrote.
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
