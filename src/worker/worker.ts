@@ -217,6 +217,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     });
     this.committer = new GroupCommitter(store, {
       maxBatch: store.maxUnitsPerCommit ?? 500,
+      inFlight: store.commitsInFlight ?? 1,
       // Only when armed: a store that must host a hook between its write and its COMMIT (Postgres)
       // needs a second round trip per commit for it.
       ...(crashPointArmed("mid-group-commit")

@@ -4,6 +4,12 @@ import type { CommitOptions, EventWrite, IdempotencyWrite, NewRun, RunRow, Unit,
 export interface Commits {
   /** Largest number of units one commit() should carry (group commit splits bigger batches). */
   readonly maxUnitsPerCommit?: number;
+  /**
+   * How many commit() calls a worker may have in flight at once (default 1). Above 1 only for a
+   * store that writes concurrent commits side by side, each serialised on the rows it touches
+   * (Postgres); SQLite has one writer, and its commit holds the thread anyway.
+   */
+  readonly commitsInFlight?: number;
 
   /**
    * Inserts a run and its events; fails if the id exists, or (STEAD_IDEMPOTENCY_CONFLICT) if

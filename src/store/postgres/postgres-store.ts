@@ -110,6 +110,8 @@ export class PostgresStore implements Store {
   readonly location: string;
   /** Subtransactions per commit stay under Postgres's per-transaction cache of 64. */
   readonly maxUnitsPerCommit = 48;
+  /** A worker's commits side by side: up to half the pool, so reads and liveness keep connections. */
+  readonly commitsInFlight: number;
   private readonly pool: pg.Pool;
   private readonly config: pg.ClientConfig;
   private readonly create: boolean;
@@ -131,7 +133,9 @@ export class PostgresStore implements Store {
       idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
       application_name: "stead",
     };
-    this.pool = new (pgLib().Pool)({ ...this.config, max: options.poolSize ?? 10 });
+    const poolSize = options.poolSize ?? 10;
+    this.pool = new (pgLib().Pool)({ ...this.config, max: poolSize });
+    this.commitsInFlight = Math.max(1, Math.min(4, Math.floor(poolSize / 2)));
     // An idle connection dropped by a server restart must not crash the process; the next
     // query gets a fresh connection.
     this.pool.on("error", () => undefined);
