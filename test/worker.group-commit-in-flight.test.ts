@@ -50,18 +50,30 @@ describe.each(STORE_KINDS)("group commit, four transactions in flight (%s)", (ki
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  it("units of forty runs queued together are split between four transactions at once, every one written", async () => {
+  it("units of forty runs queued together are split between four transactions at once (none under half a batch), every one written", async () => {
     const on = await onStore(kind, "inflight-split");
     cleanups.push(() => on.cleanup());
     const ids = await createRuns(on, "split", 40);
     const j = jittered(on.stead.store);
-    const committer = new GroupCommitter(j.store, { inFlight: 4 });
+    const committer = new GroupCommitter(j.store, { inFlight: 4, maxBatch: 20 });
     const results = await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
     await committer.drain();
     expect(results.every((r) => r.ok)).toBe(true);
     expect(j.maxConcurrent()).toBe(4);
     expect(committer.stats.transactions).toBe(4);
     for (const [id, ns] of await numbered(on, ids)) expect([id, ns]).toEqual([id, [0]]);
+  });
+
+  it("a queue is not split into batches under half the largest: forty units, batches of up to forty, two transactions", async () => {
+    const on = await onStore(kind, "inflight-halves");
+    cleanups.push(() => on.cleanup());
+    const ids = await createRuns(on, "halves", 40);
+    const j = jittered(on.stead.store);
+    const committer = new GroupCommitter(j.store, { inFlight: 4, maxBatch: 40 });
+    await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
+    expect(committer.stats.transactions).toBe(2);
+    expect(j.maxConcurrent()).toBe(2);
+    expect([...(await numbered(on, ids)).values()].flat()).toHaveLength(40);
   });
 
   it("a run's units land in the order they were queued, however the transactions holding them finish", async () => {

@@ -12,9 +12,12 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /**
    * How many transactions may be in flight at once (default 1; a store's `commitsInFlight`). With
-   * more, what is queued is split between the free ones, and the runs one commit answers work
-   * while the others are still being written: a store whose commit is a round trip away
-   * (Postgres) and the engine are no longer idle by turns.
+   * more, what is queued is split between the free ones, but never into batches under half of
+   * `maxBatch`, and fewer units than that wait for the transaction in flight: the runs one commit
+   * answers then work while another is still being written, so a store whose commit is a round
+   * trip away (Postgres) and the engine are not idle by turns, and a machine short of CPU does not
+   * pay for many small transactions (measured: four flights of any size made 2 and 4 busy workers
+   * 10-25% slower).
    */
   inFlight?: number;
   beforeCommit?: (units: Unit[]) => void;
@@ -41,6 +44,8 @@ export class GroupCommitter {
   readonly stats = { transactions: 0, units: 0 };
   private readonly maxBatch: number;
   private readonly maxFlights: number;
+  /** The smallest batch a split of the queue makes. */
+  private readonly minSplit: number;
 
   constructor(
     private readonly store: Store,
@@ -49,6 +54,7 @@ export class GroupCommitter {
     this.maxBatch = Math.max(1, options.maxBatch ?? 500);
     // A hook between write and COMMIT (crash points) sees one transaction at a time.
     this.maxFlights = options.beforeCommit ? 1 : Math.max(1, Math.floor(options.inFlight ?? 1));
+    this.minSplit = Math.ceil(this.maxBatch / 2);
   }
 
   commit(unit: Unit): Promise<UnitResult> {
@@ -74,7 +80,10 @@ export class GroupCommitter {
   /** Starts transactions while there is room for one and a unit free to go in it. */
   private launch(): void {
     while (this.flights < this.maxFlights && this.queue.length > 0) {
-      const batch = this.take(Math.min(this.maxBatch, Math.ceil(this.queue.length / (this.maxFlights - this.flights))));
+      // A few units wait for the transaction in flight rather than open one of their own.
+      if (this.flights > 0 && this.queue.length < this.minSplit) break;
+      const share = Math.ceil(this.queue.length / (this.maxFlights - this.flights));
+      const batch = this.take(Math.min(this.maxBatch, Math.max(this.minSplit, share)));
       if (batch.length === 0) break;
       this.flights += 1;
       for (const p of batch) for (const r of p.runs) this.busyRuns.set(r, (this.busyRuns.get(r) ?? 0) + 1);

@@ -69,7 +69,7 @@ import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
   connectionString: string;
-  /** Connections in the pool. Default 10. */
+  /** Connections in the pool. Default 10. Under 4, a worker keeps one group commit in flight instead of two. */
   poolSize?: number;
   /** Per-statement timeout in ms. Default 30 000. */
   statementTimeoutMs?: number;
@@ -110,7 +110,7 @@ export class PostgresStore implements Store {
   readonly location: string;
   /** Subtransactions per commit stay under Postgres's per-transaction cache of 64. */
   readonly maxUnitsPerCommit = 48;
-  /** A worker's commits side by side: up to half the pool, so reads and liveness keep connections. */
+  /** A worker's commits side by side: two (one with a pool under four, so reads and liveness keep connections). */
   readonly commitsInFlight: number;
   private readonly pool: pg.Pool;
   private readonly config: pg.ClientConfig;
@@ -135,7 +135,7 @@ export class PostgresStore implements Store {
     };
     const poolSize = options.poolSize ?? 10;
     this.pool = new (pgLib().Pool)({ ...this.config, max: poolSize });
-    this.commitsInFlight = Math.max(1, Math.min(4, Math.floor(poolSize / 2)));
+    this.commitsInFlight = poolSize >= 4 ? 2 : 1;
     // An idle connection dropped by a server restart must not crash the process; the next
     // query gets a fresh connection.
     this.pool.on("error", () => undefined);
