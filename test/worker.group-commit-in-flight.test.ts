@@ -9,15 +9,17 @@ import type { Store, Unit } from "../src/store/types.js";
 import { GroupCommitter } from "../src/worker/group-commit.js";
 import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
 
-/** The store, its commits held back at random, and how many it saw at once at most. */
-function jittered(store: Store): { store: Store; maxConcurrent: () => number } {
+/** The store, its commits held back (`delayFor` the nth commit, else at random), and how many it saw at once at most. */
+function jittered(store: Store, delayFor: (n: number) => number = () => Math.random() * 8): { store: Store; maxConcurrent: () => number } {
   let now = 0;
   let max = 0;
+  let calls = 0;
   const commit: Store["commit"] = async (units, options) => {
     now += 1;
     max = Math.max(max, now);
+    const delay = delayFor(calls++);
     try {
-      await new Promise((r) => setTimeout(r, Math.random() * 8));
+      await new Promise((r) => setTimeout(r, delay));
       return await store.commit(units, options);
     } finally {
       now -= 1;
@@ -44,7 +46,7 @@ async function numbered(on: OnStore, ids: readonly string[]): Promise<Map<string
   return out;
 }
 
-describe.each(STORE_KINDS)("group commit, four transactions in flight (%s)", (kind) => {
+describe.each(STORE_KINDS)("group commit, several transactions in flight (%s)", (kind) => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -74,6 +76,35 @@ describe.each(STORE_KINDS)("group commit, four transactions in flight (%s)", (ki
     expect(committer.stats.transactions).toBe(2);
     expect(j.maxConcurrent()).toBe(2);
     expect([...(await numbered(on, ids)).values()].flat()).toHaveLength(40);
+  });
+
+  it("a remainder under half a batch goes with the first transaction rather than wait behind it: thirty units, batches of up to 48, one transaction", async () => {
+    const on = await onStore(kind, "inflight-remainder");
+    cleanups.push(() => on.cleanup());
+    const ids = await createRuns(on, "remainder", 30);
+    const j = jittered(on.stead.store);
+    const committer = new GroupCommitter(j.store, { inFlight: 2, maxBatch: 48 });
+    await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
+    expect(committer.stats.transactions).toBe(1);
+    expect([...(await numbered(on, ids)).values()].flat()).toHaveLength(30);
+  });
+
+  it("a unit held back for one run holds back the later units of every run it names", async () => {
+    const on = await onStore(kind, "inflight-hold");
+    cleanups.push(() => on.cleanup());
+    const [x, y] = (await createRuns(on, "hold", 2)) as [string, string];
+    // The first commit (x's) is slow; any later one is written at once.
+    const committer = new GroupCommitter(jittered(on.stead.store, (n) => (n === 0 ? 40 : 0)).store, { inFlight: 2, maxBatch: 4 });
+    const first = committer.commit(append(x, 0));
+    await new Promise((r) => setImmediate(r));
+    // Both of y's units must wait for x's: the first names x too, the second follows it.
+    const both: Unit = [...append(x, 1), ...append(y, 1)];
+    const done = await Promise.all([first, committer.commit(both), committer.commit(append(y, 2))]);
+    await committer.drain();
+    expect(done.every((r) => r.ok)).toBe(true);
+    const ns = await numbered(on, [x, y]);
+    expect(ns.get(x)).toEqual([0, 1]);
+    expect(ns.get(y)).toEqual([1, 2]);
   });
 
   it("a run's units land in the order they were queued, however the transactions holding them finish", async () => {

@@ -12,7 +12,7 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /**
    * How many transactions may be in flight at once (default 1; a store's `commitsInFlight`). With
-   * more, what is queued is split between the free ones, but never into batches under half of
+   * more, what is queued is split between the free ones only where each part keeps at least half of
    * `maxBatch`, and fewer units than that wait for the transaction in flight: the runs one commit
    * answers then work while another is still being written, so a store whose commit is a round
    * trip away (Postgres) and the engine are not idle by turns, and a machine short of CPU does not
@@ -83,7 +83,10 @@ export class GroupCommitter {
       // A few units wait for the transaction in flight rather than open one of their own.
       if (this.flights > 0 && this.queue.length < this.minSplit) break;
       const share = Math.ceil(this.queue.length / (this.maxFlights - this.flights));
-      const batch = this.take(Math.min(this.maxBatch, Math.max(this.minSplit, share)));
+      let size = Math.min(this.maxBatch, Math.max(this.minSplit, share));
+      // A remainder under half a batch goes with this one rather than wait a round trip behind it.
+      if (this.queue.length - size < this.minSplit) size = Math.min(this.maxBatch, this.queue.length);
+      const batch = this.take(size);
       if (batch.length === 0) break;
       this.flights += 1;
       for (const p of batch) for (const r of p.runs) this.busyRuns.set(r, (this.busyRuns.get(r) ?? 0) + 1);
