@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store, Unit } from "../src/store/types.js";
-import { GroupCommitter } from "../src/worker/group-commit.js";
+import { GroupCommitter, type GroupCommitOptions } from "../src/worker/group-commit.js";
 import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
 
 /** The store, its commits held back (`delayFor` the nth commit, else at random), and how many it saw at once at most. */
@@ -52,49 +52,44 @@ describe.each(STORE_KINDS)("group commit, several transactions in flight (%s)", 
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  it("units of forty runs queued together are split between four transactions at once (none under half a batch), every one written", async () => {
-    const on = await onStore(kind, "inflight-split");
+  /** A store with `count` runs, and a committer in front of it whose commits are held back by `delayFor`. */
+  async function setup(name: string, count: number, options: GroupCommitOptions, delayFor?: (n: number) => number) {
+    const on = await onStore(kind, `inflight-${name}`);
     cleanups.push(() => on.cleanup());
-    const ids = await createRuns(on, "split", 40);
-    const j = jittered(on.stead.store);
-    const committer = new GroupCommitter(j.store, { inFlight: 4, maxBatch: 20 });
+    const ids = await createRuns(on, name, count);
+    const j = jittered(on.stead.store, delayFor);
+    return { on, ids, committer: new GroupCommitter(j.store, options), maxConcurrent: j.maxConcurrent };
+  }
+
+  it("units of forty runs queued together are split between four transactions at once (none under half a batch), every one written", async () => {
+    const { on, ids, committer, maxConcurrent } = await setup("split", 40, { inFlight: 4, maxBatch: 20 });
     const results = await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
     await committer.drain();
     expect(results.every((r) => r.ok)).toBe(true);
-    expect(j.maxConcurrent()).toBe(4);
+    expect(maxConcurrent()).toBe(4);
     expect(committer.stats.transactions).toBe(4);
     for (const [id, ns] of await numbered(on, ids)) expect([id, ns]).toEqual([id, [0]]);
   });
 
   it("a queue is not split into batches under half the largest: forty units, batches of up to forty, two transactions", async () => {
-    const on = await onStore(kind, "inflight-halves");
-    cleanups.push(() => on.cleanup());
-    const ids = await createRuns(on, "halves", 40);
-    const j = jittered(on.stead.store);
-    const committer = new GroupCommitter(j.store, { inFlight: 4, maxBatch: 40 });
+    const { on, ids, committer, maxConcurrent } = await setup("halves", 40, { inFlight: 4, maxBatch: 40 });
     await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
     expect(committer.stats.transactions).toBe(2);
-    expect(j.maxConcurrent()).toBe(2);
+    expect(maxConcurrent()).toBe(2);
     expect([...(await numbered(on, ids)).values()].flat()).toHaveLength(40);
   });
 
   it("a remainder under half a batch goes with the first transaction rather than wait behind it: thirty units, batches of up to 48, one transaction", async () => {
-    const on = await onStore(kind, "inflight-remainder");
-    cleanups.push(() => on.cleanup());
-    const ids = await createRuns(on, "remainder", 30);
-    const j = jittered(on.stead.store);
-    const committer = new GroupCommitter(j.store, { inFlight: 2, maxBatch: 48 });
+    const { on, ids, committer } = await setup("remainder", 30, { inFlight: 2, maxBatch: 48 });
     await Promise.all(ids.map((id) => committer.commit(append(id, 0))));
     expect(committer.stats.transactions).toBe(1);
     expect([...(await numbered(on, ids)).values()].flat()).toHaveLength(30);
   });
 
   it("a unit held back for one run holds back the later units of every run it names", async () => {
-    const on = await onStore(kind, "inflight-hold");
-    cleanups.push(() => on.cleanup());
-    const [x, y] = (await createRuns(on, "hold", 2)) as [string, string];
     // The first commit (x's) is slow; any later one is written at once.
-    const committer = new GroupCommitter(jittered(on.stead.store, (n) => (n === 0 ? 40 : 0)).store, { inFlight: 2, maxBatch: 4 });
+    const { on, ids, committer } = await setup("hold", 2, { inFlight: 2, maxBatch: 4 }, (n) => (n === 0 ? 40 : 0));
+    const [x, y] = ids as [string, string];
     const first = committer.commit(append(x, 0));
     await new Promise((r) => setImmediate(r));
     // Both of y's units must wait for x's: the first names x too, the second follows it.
@@ -108,11 +103,7 @@ describe.each(STORE_KINDS)("group commit, several transactions in flight (%s)", 
   });
 
   it("a run's units land in the order they were queued, however the transactions holding them finish", async () => {
-    const on = await onStore(kind, "inflight-order");
-    cleanups.push(() => on.cleanup());
-    const ids = await createRuns(on, "order", 6);
-    const j = jittered(on.stead.store);
-    const committer = new GroupCommitter(j.store, { inFlight: 4, maxBatch: 3 });
+    const { on, ids, committer, maxConcurrent } = await setup("order", 6, { inFlight: 4, maxBatch: 3 });
     const pending: Promise<unknown>[] = [];
     // Some queued in one turn, some turns later while earlier ones are still being written.
     for (let n = 0; n < 60; n++) {
@@ -121,17 +112,14 @@ describe.each(STORE_KINDS)("group commit, several transactions in flight (%s)", 
     }
     await Promise.all(pending);
     await committer.drain();
-    expect(j.maxConcurrent()).toBeGreaterThan(1);
+    expect(maxConcurrent()).toBeGreaterThan(1);
     for (const [id, ns] of await numbered(on, ids)) expect([id, ns]).toEqual([id, [...ns].sort((a, b) => a - b)]);
     const all = [...(await numbered(on, ids)).values()].flat();
     expect(all.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, n) => n));
   });
 
   it("drain waits for every transaction in flight and every unit still queued behind them", async () => {
-    const on = await onStore(kind, "inflight-drain");
-    cleanups.push(() => on.cleanup());
-    const ids = await createRuns(on, "drain", 3);
-    const committer = new GroupCommitter(jittered(on.stead.store).store, { inFlight: 2, maxBatch: 1 });
+    const { on, ids, committer } = await setup("drain", 3, { inFlight: 2, maxBatch: 1 });
     for (let n = 0; n < 12; n++) void committer.commit(append(ids[n % 3] as string, n));
     await committer.drain();
     expect([...(await numbered(on, ids)).values()].flat().length).toBe(12);
