@@ -2,6 +2,9 @@
  * Starts and approvals per second through the HTTP API: 50 concurrent callers in this process
  * against `stead serve` in its own process (as a deployment runs it), over keep-alive
  * connections, on the same kind of store and runs as the library callers of control-rate.ts.
+ * The server's first `runs` starts and approvals are timed apart (`cold*`): a fresh process runs
+ * them while V8 still compiles its hot paths, at about half its later rate, and the library callers
+ * they are set against run in this process, warm from the workloads before them.
  */
 import { Agent, request } from "node:http";
 import { join } from "node:path";
@@ -28,7 +31,16 @@ function post(agent: Agent, url: string, token: string, body: unknown): Promise<
   });
 }
 
-export async function httpControlRates(dir: string, runs: number): Promise<{ startsPerSec: number; approvalsPerSec: number }> {
+export interface HttpControlRates {
+  /** Of a server past its first `runs` requests of each kind. */
+  startsPerSec: number;
+  approvalsPerSec: number;
+  /** Of a freshly started server's first `runs` of each. */
+  coldStartsPerSec: number;
+  coldApprovalsPerSec: number;
+}
+
+export async function httpControlRates(dir: string, runs: number): Promise<HttpControlRates> {
   const store = join(dir, "stead.db");
   const stead = lib.createStead({ store });
   const agent = new Agent({ keepAlive: true, maxSockets: CALLERS });
@@ -48,15 +60,19 @@ export async function httpControlRates(dir: string, runs: number): Promise<{ sta
     served = await serveCli(store);
     const api = `${served.url}/api/v1`;
     const ids: string[] = [];
-    const startsPerSec = await concurrently(runs, async () => {
+    const start = async () => {
       const r = await post(agent, `${api}/runs`, token, { definition: parked.name, input: null });
       ids.push(String(r.id));
-    });
-    await parkAll(stead, runs);
-    const approvalsPerSec = await concurrently(runs, (i) => post(agent, `${api}/runs/${encodeURIComponent(ids[i] as string)}/waits/go/approve`, token, {}));
+    };
+    const coldStartsPerSec = await concurrently(runs, start);
+    const startsPerSec = await concurrently(runs, start);
+    await parkAll(stead, 2 * runs);
+    const approve = (offset: number) => (i: number) => post(agent, `${api}/runs/${encodeURIComponent(ids[offset + i] as string)}/waits/go/approve`, token, {});
+    const coldApprovalsPerSec = await concurrently(runs, approve(0));
+    const approvalsPerSec = await concurrently(runs, approve(runs));
     const answered = await stead.count({ status: ["pending"] });
-    if (answered !== runs) throw new Error(`${answered} of ${runs} runs approved through the API are pending again`);
-    return { startsPerSec, approvalsPerSec };
+    if (answered !== 2 * runs) throw new Error(`${answered} of ${2 * runs} runs approved through the API are pending again`);
+    return { startsPerSec, approvalsPerSec, coldStartsPerSec, coldApprovalsPerSec };
   } finally {
     agent.destroy();
     served?.child.kill("SIGTERM");
