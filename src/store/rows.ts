@@ -93,6 +93,18 @@ export const toRun = rowMapper<"runs", RunRow>("runs", [
   "id", "definition", "module", "fingerprint", "status", "input", "output", "error", "parentId", "parentStepId", "fence", "leaseOwner",
   "leaseExpiresAt", "ownerHost", "ownerPid", "ownerStart", "lostClaims", "pauseRequested", "sessionId", "turn", "workspace", "createdAt", "updatedAt",
 ]);
+/**
+ * The row an INSERT of `values` (by column name) leaves in `table`, as `mapper` reads it: a column
+ * the insert does not name holds its declared default, else null. A store returns it instead of
+ * reading back the row it just wrote: on SQLite, `RETURNING *` cost as much again as the insert.
+ * Hazard: a default given only as SQL (`defaultSql`) is unknown here; only a dialect's
+ * bookkeeping columns have one, and no mapper reads those.
+ */
+export function insertedRow<R>(table: TableName, mapper: (r: Raw) => R, values: Raw): R {
+  const row: Raw = {};
+  for (const c of TABLES[table].columns as readonly ColumnSpec[]) row[c.name] = c.name in values ? (values[c.name] ?? null) : (c.default ?? null);
+  return mapper(row);
+}
 export const toStep = rowMapper<"steps", StepRow>("steps");
 export const toWait = rowMapper<"waits", WaitRow>("waits");
 export const toHold = rowMapper<"holds", HoldRow>("holds");

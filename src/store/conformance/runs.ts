@@ -59,6 +59,23 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
       expect(await store.getRun("nope")).toBeUndefined();
     });
 
+    it("createRun returns the row getRun then reads, field for field and in the same order", async () => {
+      const shapes: NewRun[] = [
+        { id: "ret-full", definition: DEF_B, module: "/abs/flow.ts", fingerprint: "fp", input: JSON.stringify({ x: "é" }), parentId: "p-1", parentStepId: "kid", status: "paused", workspace: "/w", createdAt: 1_700_000_000_001 },
+        { id: "ret-min", definition: DEF_A, module: null, fingerprint: null, input: "null", createdAt: 7 },
+        { id: "ret-turn-1", definition: DEF_A, module: null, fingerprint: "fp", input: "1", sessionId: "ret-session", createdAt: 8 },
+        { id: "ret-turn-2", definition: DEF_A, module: null, fingerprint: "fp", input: "2", sessionId: "ret-session", createdAt: 9 },
+        { id: "ret-journal", definition: DEF_A, module: null, fingerprint: "fp", input: "3", createdAt: 10, journal: [step(0, "a")] },
+      ];
+      for (const shape of shapes) {
+        const returned = await store.createRun(shape, [{ type: "run.created" }]);
+        const read = await store.getRun(shape.id);
+        expect(returned).toEqual(read);
+        expect(JSON.stringify(returned)).toBe(JSON.stringify(read));
+      }
+      expect((await store.getRun("ret-turn-2"))?.turn).toBe(2);
+    });
+
     it("refuses a duplicate run id and changes nothing", async () => {
       await store.createRun(newRun("dup", { input: '"first"' }), [{ type: "run.created" }]);
       const before = await snapshot(store, "dup");

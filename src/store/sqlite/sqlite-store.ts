@@ -48,7 +48,7 @@ import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
 import type { BackupRecord } from "../ports/backups.js";
 import { keyTaken, missingDataKey, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
-import { toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
+import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
 import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
@@ -78,6 +78,9 @@ function oneStartsFault(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code === "STEAD_STORAGE_FULL" || code.startsWith("SQLITE_CONSTRAINT") || code === "SQLITE_TOOBIG" || code === "SQLITE_MISMATCH");
 }
+
+const RUN_INSERT_COLUMNS = ["id", "definition", "module", "fingerprint", "status", "input", "parent_id", "parent_step_id", "session_id", "turn", "workspace", "created_at", "updated_at"] as const;
+const INSERT_RUN_SQL = `INSERT INTO runs (${RUN_INSERT_COLUMNS.join(", ")}) VALUES (${RUN_INSERT_COLUMNS.map(() => "?").join(", ")})`;
 
 /** Taken when this module loads: a test's fake timers must not keep starts from being written. */
 const nextTurn = setImmediate;
@@ -584,26 +587,25 @@ export class SqliteStore implements Store {
   private insertRun(run: NewRun): RunRow {
     const sessionId = run.sessionId ?? null;
     const turn = sessionId === null ? null : Number((this.stmt("SELECT coalesce(max(turn), 0) + 1 AS t FROM runs WHERE session_id = ?").get(sessionId) as Raw).t);
-    const row = this.stmt(
-      `INSERT INTO runs (id, definition, module, fingerprint, status, input, parent_id, parent_step_id, session_id, turn, workspace, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    ).get(
-      run.id,
-      run.definition,
-      run.module,
-      run.fingerprint,
-      run.status ?? "pending",
-      run.input,
-      run.parentId ?? null,
-      run.parentStepId ?? null,
-      sessionId,
+    const values: Record<(typeof RUN_INSERT_COLUMNS)[number], unknown> = {
+      id: run.id,
+      definition: run.definition,
+      module: run.module,
+      fingerprint: run.fingerprint,
+      status: run.status ?? "pending",
+      input: run.input,
+      parent_id: run.parentId ?? null,
+      parent_step_id: run.parentStepId ?? null,
+      session_id: sessionId,
       turn,
-      run.workspace ?? null,
-      run.createdAt,
-      run.createdAt,
-    ) as Raw;
+      workspace: run.workspace ?? null,
+      created_at: run.createdAt,
+      updated_at: run.createdAt,
+    };
+    this.stmt(INSERT_RUN_SQL).run(...RUN_INSERT_COLUMNS.map((c) => values[c]));
+    const row = insertedRow("runs", toRun, values);
     if (run.journal?.length) this.upsertSteps(run.id, run.journal);
-    return toRun(row);
+    return row;
   }
 
   private upsertSteps(runId: string, steps: readonly StepWrite[]): void {
