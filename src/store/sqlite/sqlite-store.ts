@@ -736,14 +736,21 @@ export class SqliteStore implements Store {
   }
 
   listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
-    const where = filter.name === undefined ? "" : "WHERE name = ?";
-    const params = filter.name === undefined ? [] : [filter.name];
-    // One read transaction: both tables from the same snapshot.
-    const [defs, anns] = this.db.transaction((): [DefinitionRow[], AnnouncementRow[]] => [
-      (this.stmt(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`).all(...params) as Raw[]).map(toDefinition),
-      (this.stmt(`SELECT * FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`).all(...params) as Raw[]).map(toAnnouncement),
-    ])();
+    const byName = filter.name !== undefined;
+    const params = byName ? [filter.name] : [];
+    const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName ? "WHERE name = ?" : ""));
+    const [defs, anns] = read(params);
     return Promise.resolve(definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now }))));
+  }
+
+  /** Built once per filter shape (all, by name): a transaction built per call cost a start by name a few µs. */
+  private readonly catalogReads: ((params: unknown[]) => [DefinitionRow[], AnnouncementRow[]])[] = [];
+
+  /** One read transaction: both tables from the same snapshot. */
+  private catalogRead(where: string): (params: unknown[]) => [DefinitionRow[], AnnouncementRow[]] {
+    const defs = this.stmt(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`);
+    const anns = this.stmt(`SELECT * FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`);
+    return this.db.transaction((params: unknown[]): [DefinitionRow[], AnnouncementRow[]] => [(defs.all(...params) as Raw[]).map(toDefinition), (anns.all(...params) as Raw[]).map(toAnnouncement)]);
   }
 
   pruneAnnouncements(graceMs: number, now: number): Promise<number> {
