@@ -9,6 +9,8 @@
  * - Deterministic: the worker freezes itself (SIGSTOP at the `before-step` crash point) right
  *   before a step starts; another worker takes the run over and completes it; once continued, the
  *   frozen worker must not start that step.
+ * - Mid-renewal: the worker freezes itself (SIGSTOP at the `after-renewal` crash point) once a
+ *   renewal it asked for before a step has come back renewed; the answer is stale when it is continued.
  * - From outside: two busy workers, one frozen (SIGSTOP) well past its lease while the other takes
  *   its runs over, then continued (SIGCONT).
  * Both on SQLite and on Postgres.
@@ -61,6 +63,30 @@ for (const store of ["sqlite", "postgres"] as const) {
         `s02 done ${taker.pid}`,
       ]);
       expect(await restartedAfterCommit(stead, ["f1"], log)).toEqual([]);
+    });
+
+    it("frozen while a renewal asked for before a step was in flight, it does not start that step once the new owner has completed it", async () => {
+      // No heartbeat within the test: every step after the first finds its lease older than half
+      // its length and renews it on demand. The worker freezes once that renewal has come back
+      // renewed, before the step may start: the answer proves the lease only until it was sent
+      // plus its length, long past by the time the worker is continued.
+      const input = { steps: 3, delayMs: 700, logStarts: true };
+      const zombie = box.spawn(config({ leaseMs: 1000, worker: { heartbeatMs: 600_000 }, start: [{ id: "r1", workflow: "many", input }] }), { crashAt: "after-renewal", crashSignal: "SIGSTOP" });
+      await zombie.stopped();
+      expect(readLog(box.log).map((l) => `${l.stepId} ${l.phase} ${l.pid}`)).toEqual([`s00 start ${zombie.pid}`, `s00 done ${zombie.pid}`]);
+
+      const taker = box.spawn(config({ leaseMs: 1000 }));
+      await stead.waitFor("r1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+
+      zombie.child.kill("SIGCONT");
+      const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "r1", "the frozen worker's outcome once continued");
+      expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+      expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
+      expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+
+      const log = readLog(box.log);
+      expect(log.filter((l) => l.pid === zombie.pid).map((l) => `${l.stepId} ${l.phase}`)).toEqual(["s00 start", "s00 done"]);
+      expect(await restartedAfterCommit(stead, ["r1"], log)).toEqual([]);
     });
 
     it("frozen from outside for well past its lease while busy, once continued it starts no step the other worker completed", async () => {

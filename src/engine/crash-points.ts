@@ -5,10 +5,12 @@
  * long GC pause would, until a test sends SIGCONT). Unset (the normal case), a crash point costs
  * one branch.
  *
- * Points: before-intent, after-intent, after-effect, after-commit, mid-group-commit, and
- * before-step (right before the lease check that precedes every step function and intent).
+ * Points: before-intent, after-intent, after-effect, after-commit, mid-group-commit, before-step
+ * (right before the lease check that precedes every step function and intent), and after-renewal
+ * (a renewal that check asked for came back renewed, before the worker acts on the answer; it
+ * names no step).
  */
-export type CrashPoint = "before-intent" | "after-intent" | "after-effect" | "after-commit" | "mid-group-commit" | "before-step";
+export type CrashPoint = "before-intent" | "after-intent" | "after-effect" | "after-commit" | "mid-group-commit" | "before-step" | "after-renewal";
 
 const spec = process.env.STEAD_CRASH_AT;
 const [wantPoint, wantStep] = spec ? (spec.includes(":") ? [spec.slice(0, spec.indexOf(":")), spec.slice(spec.indexOf(":") + 1)] : [spec, undefined]) : [undefined, undefined];

@@ -125,6 +125,9 @@ const since = (s: LeaseStamp): number => Math.max(Date.now() - s.wall, performan
  */
 const FRESH_SHARE = 0.5;
 
+/** Renewals asked for before a step whose answers all came back too late to prove the lease: then it counts as lost. */
+const RENEW_TRIES = 3;
+
 /** How often the sweeper deletes expired idempotency keys. */
 const KEY_PRUNE_MS = 10 * 60 * 1000;
 
@@ -514,21 +517,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return a.renewal;
   }
 
-  /** Renews one lease at once; a lease the store no longer gives this worker ends the execution. */
+  /**
+   * Renews one lease at once; a lease the store no longer gives this worker ends the execution.
+   *
+   * Hazard: a renewal's answer proves the lease only until its send time plus the lease's length.
+   * A worker frozen while the renewal was in flight wakes to a yes that may be long stale, with
+   * another worker past the step by now; so an answer that took half a lease or more is asked
+   * again, and one that keeps coming back that late ends the execution as lost.
+   */
   private async renewNow(a: Active): Promise<boolean> {
-    const sent = stamp();
-    try {
-      const renewed = await this.store.renewLeases(this.owner.workerId, [{ runId: a.exec.runId, fence: a.exec.fence }], this.leaseMs, sent.wall);
-      if (renewed.includes(a.exec.runId)) {
+    for (let tries = 0; tries < RENEW_TRIES; tries++) {
+      const sent = stamp();
+      try {
+        const renewed = await this.store.renewLeases(this.owner.workerId, [{ runId: a.exec.runId, fence: a.exec.fence }], this.leaseMs, sent.wall);
+        if (!renewed.includes(a.exec.runId)) break;
+        crashPoint("after-renewal", []);
         a.renewed = sent;
-        return true;
-      }
-    } catch (e) {
-      this.storeFailed(e);
-      this.report(e);
-      if (isStorageFull(e)) {
-        a.exec.abort("storage", e instanceof Error ? e.message : String(e));
-        return false;
+        if (since(sent) < this.leaseMs * FRESH_SHARE) return true;
+      } catch (e) {
+        this.storeFailed(e);
+        this.report(e);
+        if (isStorageFull(e)) {
+          a.exec.abort("storage", e instanceof Error ? e.message : String(e));
+          return false;
+        }
+        break;
       }
     }
     // Not renewed, or not known to be: the run may be another worker's now, so no user code runs.
