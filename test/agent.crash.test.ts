@@ -97,9 +97,14 @@ async function intents(runId: string, stepId: string): Promise<[unknown, unknown
 
 /** Side-effect log lines of one tool call: `<phase> <attempt> <first|second|pid>`. */
 function toolLog(runId: string, callId: string, pids: Record<number, string>): string[] {
+  return toolLogOf(runId, `tool:${callId}`, pids);
+}
+
+/** Side-effect log lines of one step id, as toolLog gives them. */
+function toolLogOf(runId: string, stepId: string, pids: Record<number, string>): string[] {
   return box
     .effects()
-    .filter((l: EffectLine) => l.runId === runId && l.stepId === `tool:${callId}`)
+    .filter((l: EffectLine) => l.runId === runId && l.stepId === stepId)
     .map((l) => `${l.phase} ${l.attempt} ${pids[l.pid] ?? l.pid}`);
 }
 
@@ -265,7 +270,48 @@ describe("agent run killed mid model call", () => {
   });
 });
 
+describe("an agent worker past its lease while it waits to try a failed model call again", () => {
+  it("does not make the call again once another worker has journaled its response", async () => {
+    let calls = 0;
+    script((_turn, req) => (++calls === 1 ? reply.error(500, "the provider is down") : finalReply(req)));
+    // No heartbeat: the lease runs out during the wait, as it does for a worker frozen in it whose
+    // wait's timer fires on waking before its heartbeat does.
+    const waiting = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20, concurrency: 1, worker: { heartbeatMs: 600_000 }, start: [{ id: "p1", workflow: "patient", input: "hello" }] });
+    await waiting.waitFor((r) => r.type === "claimed" && r.runId === "p1", "its claim of the run", 30_000);
+    // Started now, the taker is ready well before the wait ends: it claims once the lease runs out.
+    const taker = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20 });
+    await poll(async () => ((await eventsOf("p1", "model.retry")).length === 1 || undefined), "the failed call's retry event", 10_000);
+    const run = await completed("p1");
+    expect(run.output).toMatchObject({ text: "saw nothing", modelCalls: 1 });
+    expect((await eventsOf("p1", "run.claimed")).map((e) => e.data.pid)).toEqual([waiting.pid, taker.pid]);
+
+    const outcome = await waiting.waitFor((r) => r.type === "outcome" && r.runId === "p1", "the first worker's outcome after its wait", 15_000);
+    expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+    expect(server.requests.map((r) => turnOf(r))).toEqual([0, 0]);
+    expect(await waiting.terminate()).toEqual({ code: 0, signal: null });
+    expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe("an agent worker frozen right after it claimed a run", () => {
+  it("runs no init once another worker has taken the run over", async () => {
+    script((_turn, req) => finalReply(req));
+    const zombie = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20, start: [{ id: "i1", workflow: "patient", input: "hello" }] }, { crashAt: "after-claim", crashSignal: "SIGSTOP" });
+    await zombie.stopped();
+    const taker = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20 });
+    await completed("i1");
+    zombie.child.kill("SIGCONT");
+    const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "i1", "the frozen worker's outcome once continued", 15_000);
+    expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+    expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
+    expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+    expect(toolLogOf("i1", "init", { [zombie.pid]: "zombie", [taker.pid]: "taker" })).toEqual(["start 0 taker"]);
+    expect(server.requests.length).toBe(1);
+  });
+});
+
 describe("agent run killed between a tool's intent and its result", () => {
+
   const chargeOnce = (tool: string) => (turn: number, req: RecordedRequest) =>
     turn === 0 ? reply.toolCalls([{ id: "call_1", name: tool, args: { amount: 7 } }]) : finalReply(req);
 

@@ -18,6 +18,8 @@ export interface LoopDriver {
   approval(name: string, request: unknown): Promise<unknown>;
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;
   emit(events: EventWrite[]): Promise<void>;
+  /** Resolves once the lease is known to be held now; never settles when it is not (see EnginePort.leaseHeld). */
+  leaseHeld(): Promise<void>;
   /** History only: whether the journal has an outcome for this step or wait id. */
   recorded?(id: string): boolean;
 }

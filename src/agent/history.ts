@@ -58,6 +58,7 @@ function historyDriver(run: RunRow, journal: StepRow[]): LoopDriver {
     approval: (name) => Promise.resolve().then(() => recorded<unknown>(name)),
     quotaPark: (id) => Promise.resolve().then(() => void recorded<unknown>(id)),
     emit: () => Promise.resolve(),
+    leaseHeld: () => Promise.resolve(),
     recorded: (id) => {
       const s = byId.get(id);
       return s !== undefined && (s.status === "completed" || s.status === "failed");

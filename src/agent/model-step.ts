@@ -40,6 +40,10 @@ async function tryModels(def: AgentDefinition, driver: LoopDriver, info: StepInf
     const next = models[i + 1];
     for (let t = 1; ; t++) {
       let failure: ProviderFailure;
+      // Hazard: a later try follows a wait (or another model's failure) during which the lease
+      // may have run out and another worker journaled this call's response; the step's own lease
+      // check came before the first try only.
+      if (tries > 0) await driver.leaseHeld();
       try {
         return await streamWithDeltas(model, driver, info, ++tries, options, def.config.idleTimeoutMs ?? 60_000);
       } catch (e) {

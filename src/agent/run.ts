@@ -14,6 +14,7 @@ export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input
   const prompt = promptOf(def, x.run.id, input);
   let history: LanguageModelV3Message[] = [];
   if (x.run.sessionId) history = await turnHistory(def, await x.earlierTurns());
+  if (def.config.init) await x.leaseHeld();
   await def.config.init?.({ runId: x.run.id, recovery: x.recovery, signal: x.signal, workspace: x.run.workspace });
   let final: { stepId: string; response: ModelResponse } | undefined;
   const out = await agentLoop(def, liveDriver(ctx, x), prompt, history, newTranscript(), (stepId, response) => (final = { stepId, response }));
@@ -35,5 +36,6 @@ function liveDriver(ctx: WorkflowContext, x: EnginePort): LoopDriver {
     approval: (name, request) => ctx.approval(name, request),
     quotaPark: (id, wakeAt, request) => x.quotaPark(id, wakeAt, request),
     emit: (events) => x.emit(events),
+    leaseHeld: () => x.leaseHeld(),
   };
 }

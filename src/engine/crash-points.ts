@@ -6,11 +6,11 @@
  * one branch.
  *
  * Points: before-intent, after-intent, after-effect, after-commit, mid-group-commit, before-step
- * (right before the lease check that precedes every step function and intent), and after-renewal
- * (a renewal that check asked for came back renewed, before the worker acts on the answer; it
- * names no step).
+ * (right before the lease check that precedes every step function and intent), and two that name
+ * no step: after-claim (a claim came back with runs, before any of them starts) and after-renewal
+ * (a renewal that lease check asked for came back renewed, before the worker acts on the answer).
  */
-export type CrashPoint = "before-intent" | "after-intent" | "after-effect" | "after-commit" | "mid-group-commit" | "before-step" | "after-renewal";
+export type CrashPoint = "before-intent" | "after-intent" | "after-effect" | "after-commit" | "mid-group-commit" | "before-step" | "after-claim" | "after-renewal";
 
 const spec = process.env.STEAD_CRASH_AT;
 const [wantPoint, wantStep] = spec ? (spec.includes(":") ? [spec.slice(0, spec.indexOf(":")), spec.slice(spec.indexOf(":") + 1)] : [spec, undefined]) : [undefined, undefined];

@@ -24,6 +24,12 @@ export interface EnginePort {
   step<T>(id: string, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
   /** Parks the run in a `quota` wait until `wakeAt` (the sweeper wakes it); returns after the wake. */
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;
+  /**
+   * Resolves once this execution's lease is known to be held now (renewed first when it is older
+   * than half its length); never settles when it is not (the execution has ended). Asked before
+   * user code that no step start checks: an agent's `init`, a model call's later tries.
+   */
+  leaseHeld(): Promise<void>;
   /** Writes events under the lease (live progress: not journal rows); resolves when durable. */
   emit(events: EventWrite[]): Promise<void>;
   /** Earlier turns of this run's session, ordered by turn, with their journals (empty without a session). */

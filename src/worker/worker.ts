@@ -355,6 +355,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
                 now: Date.now(),
                 ...(runIds ? { runIds } : {}),
               });
+        if (claimed.length > 0) crashPoint("after-claim", []);
         // Claimed under an identity lost meanwhile: its leases are a gone owner's, taken over by the sweep.
         if (owner === this.ownerNow) for (const c of claimed) this.execute(c, sent);
         this.hookReports.clear();

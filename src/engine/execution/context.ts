@@ -45,6 +45,10 @@ export function enginePort(x: ContextParts): EnginePort {
           wait: { name: id, kind: "quota", seq: 0, wakeAt, request: encodePayload(request, `the quota wait "${id}"`, x.payloadLimit, { runId, stepId: id }) },
         }))
         .then(() => undefined),
+    leaseHeld: async () => {
+      const held = x.steps.stillHeld();
+      if (held !== true && !(await held)) return never();
+    },
     emit: (events: EventWrite[]) => {
       if (x.life.finished) return never();
       return x.track(x.writer.write({ events }));

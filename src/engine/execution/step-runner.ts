@@ -125,6 +125,14 @@ export class StepRunner {
    */
   private leaseHeld(stepId: string): boolean | Promise<boolean> {
     crashPoint("before-step", [stepId]);
+    return this.stillHeld();
+  }
+
+  /**
+   * The same check for user code that starts without a step of its own: a step function's own
+   * later tries (an agent's model call retried after a wait), a ported body's start-up hooks.
+   */
+  stillHeld(): boolean | Promise<boolean> {
     if (this.life.finished) return false;
     const check = this.deps.checkLease?.() ?? true;
     if (check === true) return true;
