@@ -28,7 +28,11 @@ export interface AgentConfig {
   tokenBudget?: number;
   /** A session turn cut off by a crash: "resume" (default) continues it; "interrupt" ends it as interrupted. */
   onInterrupt?: "resume" | "interrupt";
-  /** Called once per process that executes a run, before the loop (reconnect external resources here). */
+  /**
+   * Called once per process that executes a run, before the loop (reconnect external resources
+   * here). Like a step, it starts only on a lease known to be held: a worker that wakes from a
+   * freeze to find its run taken over does not call it.
+   */
   init?: (ctx: AgentInitContext) => Promise<void> | void;
   /** Transient provider failures (network, 5xx, 529) per model call: tries and backoff. */
   retry?: { attempts?: number; baseMs?: number; maxMs?: number };
