@@ -18,10 +18,25 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { type Stead } from "../src/index.js";
-import { Sandbox, useSandbox, type WorkerConfig } from "./fixtures/crash/harness.js";
-import { readLog, restartedAfterCommit } from "./fixtures/pg/checks.js";
+import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
+import { readLog, restartedAfterCommit, type LogLine } from "./fixtures/pg/checks.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
+
+/**
+ * Continues the frozen worker, which must end its execution of `runId` as lease-lost; stops both
+ * workers and returns the side-effect log, in which the frozen one ran only step s00.
+ */
+async function continuedLost(logPath: string, zombie: WorkerProcess, taker: WorkerProcess, runId: string): Promise<LogLine[]> {
+  zombie.child.kill("SIGCONT");
+  const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === runId, "the frozen worker's outcome once continued");
+  expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+  expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
+  expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+  const log = readLog(logPath);
+  expect(log.filter((l) => l.pid === zombie.pid).map((l) => `${l.stepId} ${l.phase}`)).toEqual(["s00 start", "s00 done"]);
+  return log;
+}
 
 for (const store of ["sqlite", "postgres"] as const) {
   describe(`a worker frozen past its lease (${store})`, () => {
@@ -48,14 +63,7 @@ for (const store of ["sqlite", "postgres"] as const) {
       const run = await stead.waitFor("f1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
       expect(run.lease).toBeNull();
 
-      zombie.child.kill("SIGCONT");
-      const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "f1", "the frozen worker's outcome once continued");
-      expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
-      expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
-      expect(await taker.terminate()).toEqual({ code: 0, signal: null });
-
-      const log = readLog(box.log);
-      expect(log.filter((l) => l.pid === zombie.pid).map((l) => `${l.stepId} ${l.phase}`)).toEqual(["s00 start", "s00 done"]);
+      const log = await continuedLost(box.log, zombie, taker, "f1");
       expect(log.filter((l) => l.stepId !== "s00").map((l) => `${l.stepId} ${l.phase} ${l.pid}`)).toEqual([
         `s01 start ${taker.pid}`,
         `s01 done ${taker.pid}`,
@@ -78,14 +86,7 @@ for (const store of ["sqlite", "postgres"] as const) {
       const taker = box.spawn(config({ leaseMs: 1000 }));
       await stead.waitFor("r1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
 
-      zombie.child.kill("SIGCONT");
-      const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "r1", "the frozen worker's outcome once continued");
-      expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
-      expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
-      expect(await taker.terminate()).toEqual({ code: 0, signal: null });
-
-      const log = readLog(box.log);
-      expect(log.filter((l) => l.pid === zombie.pid).map((l) => `${l.stepId} ${l.phase}`)).toEqual(["s00 start", "s00 done"]);
+      const log = await continuedLost(box.log, zombie, taker, "r1");
       expect(await restartedAfterCommit(stead, ["r1"], log)).toEqual([]);
     });
 
