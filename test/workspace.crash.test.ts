@@ -191,3 +191,28 @@ describe("an agent killed with a change half done, resumed on the same machine",
     expect(run.output).toEqual(ref.output);
   });
 });
+
+describe("a worker frozen right after it claimed a resumed run, on the same machine", () => {
+  it("does not restore the workspace once another worker has finished the run in it", async () => {
+    const ref = await reference();
+    const dir = workspace("ws-frozen");
+    const first = spawnWorker({ start: { id: "frozen", workspace: dir }, crashAt: `after-commit:${GENERATE}` });
+    expect((await first.died(30_000)).signal).toBe("SIGKILL");
+    const zombie = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20 }, { crashAt: "after-claim", crashSignal: "SIGSTOP" });
+    await zombie.stopped(30_000);
+
+    // Alive and on this host, the frozen owner is no dead owner: the taker waits out its lease.
+    const taker = box.spawn({ workflows: AGENTS, leaseMs: 1000, pollMs: 20 });
+    const run = await completed("frozen");
+    expect(listTree(dir)).toEqual(ref.files);
+
+    zombie.child.kill("SIGCONT");
+    const outcome = await zombie.waitFor((r) => r.type === "outcome" && r.runId === "frozen", "the frozen worker's outcome once continued", 15_000);
+    expect(outcome).toMatchObject({ outcome: { kind: "lease-lost" } });
+    expect(await zombie.terminate()).toEqual({ code: 0, signal: null });
+    expect(await taker.terminate()).toEqual({ code: 0, signal: null });
+    // Put back to the last step the zombie knew of, the files would lose what the taker's steps wrote.
+    expect(listTree(dir)).toEqual(ref.files);
+    expect(run.output).toEqual(ref.output);
+  });
+});

@@ -125,6 +125,12 @@ export class Execution {
       return;
     }
     if (!this.life.endable) return;
+    // Hazard: restoring the workspace rewrites files. A worker frozen after its claim wakes with
+    // another worker perhaps finished in the same directory; put back, its files would be lost.
+    if (this.run.workspace) {
+      const held = this.parts.steps.stillHeld();
+      if (held !== true && !(await held)) return;
+    }
     if (!(await this.workspace.open())) return;
     if (run.sessionId && this.claimed.previousStatus === "running" && this.definition.onInterrupt === "interrupt") {
       // The turn ends where it was cut, unreplayed: its journal entries are not a divergence.
