@@ -129,8 +129,9 @@ export class StepRunner {
   }
 
   /**
-   * The same check for user code that starts without a step of its own: a step function's own
-   * later tries (an agent's model call retried after a wait), a ported body's start-up hooks.
+   * The same check for work that starts without a step of its own: a step function's own later
+   * tries (an agent's model call retried after a wait), an agent's `init`, a resumed run's
+   * workspace restore.
    */
   stillHeld(): boolean | Promise<boolean> {
     if (this.life.finished) return false;
