@@ -9,7 +9,8 @@
  * nothing.
  */
 import { SteadError } from "./errors.js";
-import { SECRET_PATTERNS, startsWord } from "./secret-patterns.js";
+import { CUT_MARK } from "./thrown.js";
+import { SECRET_PATTERNS, startsWord, type SecretPattern } from "./secret-patterns.js";
 
 export interface RedactionOptions {
   /** Values never to store (API keys, passwords), each at least 8 characters. */
@@ -22,7 +23,7 @@ export interface RedactionOptions {
 
 export interface Redacted {
   text: string;
-  /** The rules that matched, each once: configured values in the order met, then shapes in SECRET_PATTERNS order. */
+  /** The rules that matched, each once, in the order met (within one string: configured values, then shapes in SECRET_PATTERNS order). */
   rules: string[];
 }
 
@@ -64,6 +65,12 @@ export class Redactor {
     return this.patterns || this.literals.size > 0;
   }
 
+  /** Whether `text` may hold anything to redact: a secret, a shape's anchor, or a cut that may have split one. */
+  private mayHold(text: string): boolean {
+    this.quickRe ??= this.compileQuick();
+    return this.quickRe.test(text) || text.includes("… (");
+  }
+
   /** Adds a value to redact from now on, under `rule`. */
   add(rule: string, value: string, what = rule): void {
     if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) {
@@ -79,36 +86,34 @@ export class Redactor {
   }
 
   /**
-   * `text` (JSON text, as stored) with every secret replaced. A configured value is replaced only
-   * inside strings (keys included): text that holds one is parsed and its strings redacted, since
-   * a value replaced inside a number (`2024010112` holding `20240101`) would break the JSON.
+   * `text` (JSON text, as stored) with every secret replaced. A text that may hold one is parsed
+   * and its strings (keys included) redacted as plain text, so a shape is matched as its value
+   * reads (a tab is a tab, not `\\t`), a configured value only inside strings (a value replaced
+   * inside a number, `2024010112` holding `20240101`, would break the JSON), and the result is
+   * JSON of the same shape. Text that is not JSON is redacted as it stands.
    */
   json(text: string): Redacted {
-    this.jsonRe ??= this.compile("json");
-    if (this.literals.size > 0 && this.holdsLiteral(text)) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // Not JSON after all: redacted as text.
-        return this.apply(text, this.jsonRe, "json");
-      }
-      const rules = new Set<string>();
-      const redacted = this.value(parsed, rules);
-      return rules.size === 0 ? { text, rules: [] } : { text: JSON.stringify(redacted), rules: [...rules] };
+    if (!this.active) return { text, rules: [] };
+    if (!this.mayHold(text)) return { text, rules: [] };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      this.jsonRe ??= this.compile("json");
+      return this.apply(text, this.jsonRe, "json");
     }
-    return this.apply(text, this.jsonRe, "json");
+    const rules = new Set<string>();
+    const redacted = this.value(parsed, rules);
+    return rules.size === 0 ? { text, rules: [] } : { text: JSON.stringify(redacted), rules: [...rules] };
   }
 
-  private holdsLiteral(text: string): boolean {
-    for (const l of this.literals.values()) if (text.includes(l.json)) return true;
-    return false;
-  }
-
-  /** A plain string with every secret replaced. */
-  plain(text: string): Redacted {
+  /**
+   * A plain string with every secret replaced. `before`: the text that came right before it in
+   * a stream, read only to tell whether a match at its start begins a word.
+   */
+  plain(text: string, before = ""): Redacted {
     this.plainRe ??= this.compile("plain");
-    return this.apply(text, this.plainRe, "plain");
+    return this.apply(text, this.plainRe, "plain", before);
   }
 
   /**
@@ -144,6 +149,56 @@ export class Redactor {
     return v;
   }
 
+  /**
+   * Where the undecided tail of plain `text` starts, for text redacted piece by piece as it
+   * streams (stream-redactor.ts): the earliest position from which more text could still make or
+   * grow a match (a proper beginning of a configured value, a shape's `open`), moved back to the
+   * start of any match that spans it, so that no match is cut in two; with the rule that holds
+   * it. Undefined when every match is decided.
+   */
+  undecided(text: string, before = ""): { at: number; rule: string } | undefined {
+    if (!this.active) return undefined;
+    let tail: { at: number; rule: string } | undefined;
+    const earliest = (at: number, rule: string) => {
+      if (at < text.length && (tail === undefined || at < tail.at)) tail = { at, rule };
+    };
+    for (const l of this.literals.values()) earliest(literalTail(text, l.plain), l.rule);
+    if (this.patterns) for (const p of SECRET_PATTERNS) earliest(openTail(text, p, before), p.rule);
+    if (tail === undefined) return undefined;
+    const spans = this.spans(text, before);
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const s of spans) {
+        if (s.from < tail.at && tail.at < s.to) {
+          tail = { at: s.from, rule: s.rule };
+          moved = true;
+        }
+      }
+    }
+    return tail;
+  }
+
+  /** Every match in plain `text` as it stands (before any replacement), with its rule. */
+  spans(text: string, before = ""): { from: number; to: number; rule: string }[] {
+    const out: { from: number; to: number; rule: string }[] = [];
+    if (!this.active) return out;
+    if (this.literals.size) {
+      this.plainRe ??= this.compile("plain");
+      for (const m of text.matchAll(this.plainRe)) out.push({ from: m.index, to: m.index + m[0].length, rule: this.literals.get(m[0])?.rule ?? "secret" });
+    }
+    if (!this.patterns) return out;
+    for (const p of SECRET_PATTERNS) {
+      if (!p.anchor.test(text)) continue;
+      for (const m of text.matchAll(p.regex)) {
+        if (p.wordStart && !wordStartAt(text, m.index, before)) continue;
+        if (p.valid && !p.valid(m.groups?.secret ?? m[0])) continue;
+        if (MARKER.test(m.groups?.secret ?? m[0])) continue;
+        out.push({ from: m.index, to: m.index + m[0].length, rule: p.rule });
+      }
+    }
+    return out;
+  }
+
   private compile(form: "json" | "plain"): RegExp {
     // Longest first: a secret that contains another is replaced whole.
     const literals = [...this.literals.values()].map((l) => l[form]).sort((a, b) => b.length - a.length);
@@ -157,16 +212,17 @@ export class Redactor {
     return new RegExp(parts.length ? parts.join("|") : "(?!)");
   }
 
-  private apply(text: string, literals: RegExp, form: "json" | "plain"): Redacted {
+  private apply(text: string, literals: RegExp, form: "json" | "plain", before = ""): Redacted {
     if (!this.active) return { text, rules: [] };
-    this.quickRe ??= this.compileQuick();
-    if (!this.quickRe.test(text)) return { text, rules: [] };
+    if (!this.mayHold(text)) return { text, rules: [] };
     const rules: string[] = [];
     const hit = (rule: string) => {
       if (!rules.includes(rule)) rules.push(rule);
       return `[redacted:${rule}]`;
     };
-    let out = this.literals.size ? text.replace(literals, (m) => hit([...this.literals.values()].find((l) => l[form] === m)?.rule ?? "secret")) : text;
+    // First, on the text as it stands: a cut candidate's context may be a match that is replaced below.
+    let out = text.includes("… (") ? this.hideCutOff(text, hit, before) : text;
+    if (this.literals.size) out = out.replace(literals, (m) => hit([...this.literals.values()].find((l) => l[form] === m)?.rule ?? "secret"));
     if (this.patterns) {
       for (const p of SECRET_PATTERNS) {
         if (!p.anchor.test(out)) continue;
@@ -176,8 +232,10 @@ export class Redactor {
           const groups = typeof last === "object" && last !== null ? (last as Record<string, string | undefined>) : undefined;
           const offset = args[typeof last === "object" && last !== null ? args.length - 3 : args.length - 2] as number;
           const source = args[typeof last === "object" && last !== null ? args.length - 2 : args.length - 1] as string;
-          if (p.wordStart && !startsWord(source, offset)) return match;
+          if (p.wordStart && !wordStartAt(source, offset, before)) return match;
           const secret = groups?.secret;
+          if (p.valid && !p.valid(secret ?? match)) return match;
+          if (MARKER.test(secret ?? match)) return match;
           if (secret === undefined) return hit(p.rule);
           const at = match.lastIndexOf(secret);
           return `${match.slice(0, at)}${hit(p.rule)}${match.slice(at + secret.length)}`;
@@ -186,4 +244,61 @@ export class Redactor {
     }
     return { text: out, rules };
   }
+
+  /** `text` with a candidate cut short right before a cut mark (CUT_MARK) hidden whole. */
+  private hideCutOff(text: string, hit: (rule: string) => string, before: string): string {
+    let out = text;
+    const marks = [...text.matchAll(CUT_MARK)].map((m) => m.index).reverse();
+    for (const at of marks) {
+      const head = out.slice(0, at);
+      const hidden = this.unfinished(head, before);
+      if (hidden) out = `${head.slice(0, hidden.at)}${hit(hidden.rule)}${out.slice(at)}`;
+    }
+    return out;
+  }
+
+  /**
+   * The candidate left unfinished at the end of `text` when nothing will ever finish it (a stream
+   * cut off, a text clipped): the start of its undecided tail, if that is at least
+   * MIN_SECRET_LENGTH long (a shorter one is ordinary text more often than part of a secret).
+   */
+  unfinished(text: string, before = ""): { at: number; rule: string } | undefined {
+    const tail = this.undecided(text, before);
+    return tail && text.length - tail.at >= MIN_SECRET_LENGTH ? tail : undefined;
+  }
+}
+
+/** The earliest position of `text` from which its end is a proper beginning of `literal` (`text.length` if none). */
+function literalTail(text: string, literal: string): number {
+  const first = literal[0];
+  if (first === undefined) return text.length;
+  for (let p = text.indexOf(first, Math.max(0, text.length - literal.length + 1)); p !== -1; p = text.indexOf(first, p + 1)) {
+    if (literal.startsWith(text.slice(p))) return p;
+  }
+  return text.length;
+}
+
+/** The earliest position of `text` where `p`'s open match runs to the end (`text.length` if none). */
+function openTail(text: string, p: SecretPattern, before: string): number {
+  const re = p.open;
+  re.lastIndex = 0;
+  for (;;) {
+    const m = re.exec(text);
+    if (!m || m.index >= text.length) return text.length;
+    if (!p.wordStart || wordStartAt(text, m.index, before)) return m.index;
+    re.lastIndex = m.index + 1;
+  }
+}
+
+/** What a redaction leaves: a shape whose secret is one already is not redacted again. */
+const MARKER = /^\[redacted:[^\]]*\]$/;
+
+/** How far back `startsWord` reads. */
+const WORD_CONTEXT = 16;
+
+/** `startsWord` at `offset` of `text`, reading `before` as the text that precedes it. */
+function wordStartAt(text: string, offset: number, before: string): boolean {
+  if (before === "" || offset >= WORD_CONTEXT) return startsWord(text, offset);
+  const context = before.slice(-WORD_CONTEXT);
+  return startsWord(context + text.slice(0, offset), context.length + offset);
 }

@@ -39,8 +39,22 @@ function read(f: () => unknown): Read {
   }
 }
 
+/**
+ * What marks text cut short here. Hazard: a cut may fall inside a secret, whose first part no
+ * rule matches any more; the redactor hides a candidate that ends at a mark whole (redactor.ts).
+ */
+export const CUT_MARK = /… \(\d+ more (?:characters|lines)\)/g;
+
 function clip(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max)}… (${s.length - max} more characters)` : s;
+}
+
+/** A stack's first lines, each clipped; the lines left out are counted in a cut mark. */
+function clipStack(stack: string): string {
+  const lines = stack.split("\n");
+  const kept = lines.slice(0, STACK_LINES).map((l) => clip(l, 300));
+  if (lines.length > STACK_LINES) kept.push(`… (${lines.length - STACK_LINES} more lines)`);
+  return kept.join("\n");
 }
 
 /** A short, single description of a value, for what an access threw. Never recurses into describe. */
@@ -127,7 +141,7 @@ function describeError(e: Error): ThrownDescription {
     message,
     ...(code !== undefined ? { code } : {}),
     ...(fix !== undefined ? { fix: clip(fix, MAX_STRING) } : {}),
-    ...(stack ? { stack: stack.split("\n").slice(0, STACK_LINES).map((l) => clip(l, 300)).join("\n") } : {}),
+    ...(stack ? { stack: clipStack(stack) } : {}),
     ...(Object.keys(fields).length ? { fields } : {}),
   };
 }
