@@ -1,6 +1,7 @@
 import type { Recovery, StepInfo } from "../engine/context-types.js";
 import type { EngineStepOptions } from "../engine/port.js";
 import type { EventWrite } from "../store/types.js";
+import type { StreamRedaction } from "../stream-redactor.js";
 
 /**
  * What the agent loop runs on. Live: a Stead execution (every call journaled). History: the
@@ -18,6 +19,8 @@ export interface LoopDriver {
   approval(name: string, request: unknown): Promise<unknown>;
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;
   emit(events: EventWrite[]): Promise<void>;
+  /** A new redaction of one stream of live text, applied before its pieces are emitted. */
+  redactStream(): StreamRedaction;
   /** Resolves once the lease is known to be held now; never settles when it is not (see EnginePort.leaseHeld). */
   leaseHeld(): Promise<void>;
   /** History only: whether the journal has an outcome for this step or wait id. */

@@ -2,6 +2,7 @@ import type { LanguageModelV3Message } from "@ai-sdk/provider";
 import { StepFailedError } from "../errors.js";
 import { decodeError, decodePayload } from "../engine/payload.js";
 import type { RunRow, StepRow } from "../store/types.js";
+import { UNREDACTED_STREAM } from "../stream-redactor.js";
 import type { AgentDefinition, AgentInput } from "./definition-types.js";
 import { JournalEnd, type LoopDriver } from "./driver.js";
 import { agentLoop, closeTranscript, newTranscript } from "./loop.js";
@@ -58,6 +59,7 @@ function historyDriver(run: RunRow, journal: StepRow[]): LoopDriver {
     approval: (name) => Promise.resolve().then(() => recorded<unknown>(name)),
     quotaPark: (id) => Promise.resolve().then(() => void recorded<unknown>(id)),
     emit: () => Promise.resolve(),
+    redactStream: () => UNREDACTED_STREAM,
     leaseHeld: () => Promise.resolve(),
     recorded: (id) => {
       const s = byId.get(id);

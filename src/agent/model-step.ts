@@ -98,12 +98,14 @@ async function streamWithDeltas(
   let pending = "";
   let timer: NodeJS.Timeout | undefined;
   const writes: Promise<void>[] = [];
-  const flush = () => {
+  // One stream per try: a secret split across two flushes is redacted as in the whole text, before any event holds a piece of it.
+  const redaction = driver.redactStream();
+  const flush = (end?: { cutOff: boolean }) => {
     clearTimeout(timer);
     timer = undefined;
-    if (!pending) return;
-    const text = pending;
+    const text = redaction.push(pending) + (end ? redaction.end(end) : "");
     pending = "";
+    if (!text) return;
     writes.push(driver.emit([{ type: "model.delta", data: { step: info.stepId, attempt: info.attempt, try: tryNo, text } }]).catch(() => undefined));
   };
   try {
@@ -115,11 +117,11 @@ async function streamWithDeltas(
         timer ??= setTimeout(flush, DELTA_FLUSH_MS);
       },
     });
-    flush();
+    flush({ cutOff: false });
     await Promise.all(writes);
     return r;
   } catch (e) {
-    flush();
+    flush({ cutOff: true });
     throw e;
   } finally {
     clearTimeout(timer);

@@ -8,6 +8,8 @@ import { turnHistory } from "./history.js";
 import { agentLoop, newTranscript } from "./loop.js";
 import type { ModelResponse } from "./messages.js";
 import { promptOf } from "./prompt.js";
+import { Redactor } from "../redactor.js";
+import { StreamRedactor } from "../stream-redactor.js";
 
 /** The body of every agent definition: the loop on a live execution, through its engine port. */
 export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input: AgentInput, x: EnginePort): Promise<AgentOutput> {
@@ -36,6 +38,8 @@ function liveDriver(ctx: WorkflowContext, x: EnginePort): LoopDriver {
     approval: (name, request) => ctx.approval(name, request),
     quotaPark: (id, wakeAt, request) => x.quotaPark(id, wakeAt, request),
     emit: (events) => x.emit(events),
+    // A port of an engine from before stream redaction: its well-known shapes at least.
+    redactStream: () => x.redactStream?.() ?? new StreamRedactor(Redactor.from()),
     leaseHeld: () => x.leaseHeld(),
   };
 }

@@ -1,3 +1,4 @@
+import type { StreamRedaction } from "../stream-redactor.js";
 import type { EventWrite, RunRow, StepKind, StepRow } from "../store/types.js";
 import type { AnyDefinition, Recovery, StepInfo, StepOptions, WorkflowContext, WorkflowDefinition } from "./context-types.js";
 
@@ -40,6 +41,12 @@ export interface EnginePort {
    * journaled step holds already, so nothing is stored twice.
    */
   storeOutputAs(stored: unknown): void;
+  /**
+   * A new redaction of one stream of live text (a model call's text as it streams): every piece
+   * goes through it before it is written as an event or shown, so a secret split across pieces is
+   * redacted as in the whole text. Absent on ports of releases before it.
+   */
+  redactStream?(): StreamRedaction;
 }
 
 export interface EngineStepOptions<T> extends StepOptions<T> {

@@ -3,6 +3,7 @@ import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
 import { redactTokens } from "../redact.js";
 import type { Redactor } from "../redactor.js";
+import { StreamRedactor, UNREDACTED_STREAM } from "../stream-redactor.js";
 import { deleteFinishedRuns, retentionAge, type RunRetentionOptions } from "../engine/retention.js";
 import { readSecret } from "../engine/execution/secrets.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
@@ -456,6 +457,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       ...(hooks ? { resumed: { hooks } } : {}),
       checkLease: (): true | Promise<boolean> => this.checkLease(claimed.run.id, exec),
       secret: this.secret,
+      redactStream: () => (this.options.redactor?.active ? new StreamRedactor(this.options.redactor) : UNREDACTED_STREAM),
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.

@@ -77,6 +77,8 @@ export interface CompletionReply {
   usage?: ReplyUsage;
   /** How many SSE chunks the text is split into (default 1). */
   chunks?: number;
+  /** The text's SSE chunks exactly (their concatenation is `text`); instead of `chunks`. */
+  pieces?: readonly string[];
   /** Pause between SSE events. */
   chunkDelayMs?: number;
   /**
@@ -119,6 +121,10 @@ export type ReplyHandler = (req: RecordedRequest) => Reply | Promise<Reply>;
 export const reply = {
   text(text: string, options: Omit<CompletionReply, "kind" | "text"> = {}): CompletionReply {
     return { ...options, text };
+  },
+  /** Text streamed as exactly these chunks. */
+  pieces(pieces: readonly string[], options: Omit<CompletionReply, "kind" | "text" | "pieces" | "chunks"> = {}): CompletionReply {
+    return { ...options, text: pieces.join(""), pieces };
   },
   toolCalls(calls: ScriptedToolCall[], options: Omit<CompletionReply, "kind" | "toolCalls"> = {}): CompletionReply {
     return { ...options, toolCalls: calls };
@@ -447,7 +453,7 @@ function streamEvents(rec: RecordedRequest, r: CompletionReply): string[] {
   const events: string[] = [];
   const text = r.text ?? "";
   if (text.length > 0) {
-    splitText(text, Math.max(1, r.chunks ?? 1)).forEach((piece, i) => {
+    (r.pieces ?? splitText(text, Math.max(1, r.chunks ?? 1))).forEach((piece, i) => {
       events.push(delta(i === 0 ? { role: "assistant", content: piece } : { content: piece }));
     });
   }

@@ -1,4 +1,5 @@
 import { SteadError } from "../../errors.js";
+import type { StreamRedaction } from "../../stream-redactor.js";
 import type { EventWrite, RunRow, Store } from "../../store/types.js";
 import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
 import type { WorkflowDefinition } from "../definition.js";
@@ -28,6 +29,7 @@ export interface ContextParts {
   track<T>(p: Promise<T>): Promise<T>;
   storeOutputAs(stored: unknown): void;
   secret(name: string): string;
+  redactStream(): StreamRedaction;
 }
 
 /** The engine port handed to a ported body (the agent loop) beside the public ctx: see port.ts. */
@@ -54,6 +56,7 @@ export function enginePort(x: ContextParts): EnginePort {
       return x.track(x.writer.write({ events }));
     },
     storeOutputAs: (stored: unknown) => x.storeOutputAs(stored),
+    redactStream: () => x.redactStream(),
     earlierTurns: async () => {
       const { sessionId, turn } = x.run;
       if (!sessionId || turn === null) return [];

@@ -1,3 +1,4 @@
+import type { StreamRedaction } from "../../stream-redactor.js";
 import type { Owner, Store, Unit, UnitResult } from "../../store/types.js";
 import type { WorkspaceOptions } from "../run-workspace.js";
 
@@ -24,4 +25,6 @@ export interface ExecutionDeps {
   checkLease?: () => true | Promise<boolean>;
   /** `ctx.secret`: reads a secret at each use and has it redacted from everything stored from then on. */
   secret?: (name: string) => string;
+  /** A new redaction of one stream of live text (a model call's), before any of it is written: see stream-redactor.ts. */
+  redactStream?: () => StreamRedaction;
 }

@@ -5,6 +5,7 @@ import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
 import { envSecret } from "./secrets.js";
+import { UNREDACTED_STREAM } from "../../stream-redactor.js";
 import { checkedInput } from "../input-schema.js";
 import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";
@@ -84,6 +85,7 @@ export class Execution {
       track,
       storeOutputAs: (stored) => (this.storedOutput = { value: stored }),
       secret: deps.secret ?? envSecret,
+      redactStream: deps.redactStream ?? (() => UNREDACTED_STREAM),
     };
     this.ctx = publicContext(this.parts);
     this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, storedOutput: () => this.storedOutput };
