@@ -46,6 +46,11 @@ export interface ApiOptions {
   readonly anonymousReads: boolean;
   /** Host header values served, lower case, with port (`127.0.0.1:8080`). */
   readonly hosts: readonly string[];
+  /**
+   * The exact origins served (`http://127.0.0.1:8080`, scheme included): a request whose Origin is
+   * another is refused. Default: `http://` and each of `hosts` (a server without TLS).
+   */
+  readonly origins?: readonly string[];
   /** The port listened on: it names the browser-session cookie (`sessionCookieName`). */
   readonly cookiePort?: number;
   readonly maxBodyBytes?: number;
@@ -70,7 +75,8 @@ export interface ApiOptions {
 export function createApi(options: ApiOptions): Hono {
   const app = new Hono();
   const hosts = new Set(options.hosts.map((h) => h.toLowerCase()));
-  const origins = new Set([...hosts].flatMap((h) => [`http://${h}`, `https://${h}`]));
+  // Scheme included: a page served over the other scheme on the same host and port is another origin.
+  const origins = new Set((options.origins ?? [...hosts].map((h) => `http://${h}`)).map((o) => o.toLowerCase()));
   const slowdown = options.slowdown ?? new BadTokenSlowdown();
   const address = options.remoteAddress ?? (() => "unknown");
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

@@ -79,17 +79,21 @@ export async function listen(options: ListenOptions): Promise<Listening> {
   const from = requestOrigin({ tls: options.tls !== undefined, trustProxy: options.trustProxy === true });
   const { trustProxy: _trustProxy, streams: streamOptions, ...api } = options;
   const hub = new StreamHub(options.stead, { ...streamOptions, ...(options.logError ? { logError: options.logError } : {}) });
+  const scheme = options.tls ? "https" : "http";
+  const listened = [...names].map((n) => `${n.toLowerCase()}:${port}`);
+  // A TLS-terminating proxy passes its public names without a port; a browser reached them over https.
+  const proxied = options.trustProxy ? (options.extraHosts ?? []).map((n) => n.toLowerCase()) : [];
   made.app = createApi({
     ...api,
     streams: hub,
     // Behind a proxy on this machine every request comes from loopback: it is no sign of a local caller.
     anonymousReads: loopback && options.trustProxy !== true,
     cookiePort: port,
-    hosts: [...[...names].map((n) => `${n.toLowerCase()}:${port}`), ...(options.trustProxy ? (options.extraHosts ?? []).map((n) => n.toLowerCase()) : [])],
+    hosts: [...listened, ...proxied],
+    origins: [...listened.map((h) => `${scheme}://${h}`), ...proxied.map((h) => `https://${h}`)],
     remoteAddress: (c) => from.address(c.req.raw.headers, (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress),
     secureRequest: (c) => from.secure(c.req.raw.headers),
   });
-  const scheme = options.tls ? "https" : "http";
   return {
     url: `${scheme}://${bare}:${port}`,
     port,
