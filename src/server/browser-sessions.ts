@@ -10,8 +10,11 @@
  * server, until it expires or logs out. A signed value could not be withdrawn by logging out
  * (only by changing the key, which logs everyone out); a server-side entry is simply deleted.
  *
- * Bounded: at most MAX_SESSIONS are kept, the oldest dropped first. Secrets are looked up by their
- * SHA-256, so the map's keys are not the secrets a browser holds.
+ * Bounded per token: a token holds at most MAX_PER_TOKEN sessions, and its next sign-in drops that
+ * token's own oldest, so signing in over and over (any token holder, a viewer's included) signs no
+ * one else out. Bounded in all: past MAX_SESSIONS, ended sessions are swept, then the oldest
+ * session of the token holding the most is dropped. Secrets are looked up by their SHA-256, so the
+ * map's keys are not the secrets a browser holds.
  */
 import { createHash, randomBytes } from "node:crypto";
 
@@ -24,13 +27,18 @@ export const SESSION_COOKIE = "stead_session";
 export const sessionCookieName = (port: number | undefined): string => (port === undefined ? SESSION_COOKIE : `${SESSION_COOKIE}_${port}`);
 /** How long a browser session lasts from its exchange (its cookie's Max-Age). */
 export const BROWSER_SESSION_TTL_MS = 12 * 60 * 60_000;
-const MAX_SESSIONS = 1_000;
+/** Sessions one token may hold at once (its browsers and devices). */
+export const MAX_PER_TOKEN = 20;
+/** Sessions kept in all (about 200 bytes each). */
+export const MAX_SESSIONS = 10_000;
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 
 const digest = (secret: string): string => createHash("sha256").update(secret).digest("hex");
 
 export class BrowserSessions {
   private readonly sessions = new Map<string, { token: string; expiresAt: number }>();
+  /** Each token's session keys, oldest first; a token with none has no entry. */
+  private readonly byToken = new Map<string, Set<string>>();
 
   constructor(
     private readonly ttlMs = BROWSER_SESSION_TTL_MS,
@@ -42,13 +50,33 @@ export class BrowserSessions {
   open(token: string, now = Date.now()): { secret: string; expiresAt: number; maxAgeS: number } {
     const secret = randomBytes(32).toString("base64url");
     const expiresAt = now + this.ttlMs;
-    this.sessions.set(digest(secret), { token, expiresAt });
-    while (this.sessions.size > MAX_SESSIONS) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.sessions.delete(oldest);
-    }
+    const key = digest(secret);
+    this.sessions.set(key, { token, expiresAt });
+    const own = this.byToken.get(token) ?? new Set<string>();
+    this.byToken.set(token, own.add(key));
+    while (own.size > MAX_PER_TOKEN) this.drop(own.values().next().value);
+    if (this.sessions.size > MAX_SESSIONS) this.shed(now);
     return { secret, expiresAt, maxAgeS: Math.floor(this.ttlMs / 1000) };
+  }
+
+  /** Past MAX_SESSIONS: ended sessions go, then the largest holder's oldest, never a lone session before a crowd's. */
+  private shed(now: number): void {
+    for (const [key, s] of this.sessions) if (s.expiresAt <= now) this.drop(key);
+    while (this.sessions.size > MAX_SESSIONS) {
+      let largest: Set<string> | undefined;
+      for (const keys of this.byToken.values()) if (largest === undefined || keys.size > largest.size) largest = keys;
+      this.drop(largest?.values().next().value);
+    }
+  }
+
+  private drop(key: string | undefined): void {
+    if (key === undefined) return;
+    const s = this.sessions.get(key);
+    if (!s) return;
+    this.sessions.delete(key);
+    const own = this.byToken.get(s.token);
+    own?.delete(key);
+    if (own?.size === 0) this.byToken.delete(s.token);
   }
 
   /** The token a live session secret stands for; undefined for an unknown, malformed or expired one. */
@@ -58,14 +86,14 @@ export class BrowserSessions {
     const s = this.sessions.get(key);
     if (!s) return undefined;
     if (s.expiresAt <= now) {
-      this.sessions.delete(key);
+      this.drop(key);
       return undefined;
     }
     return s.token;
   }
 
   close(secret: string): void {
-    if (SECRET.test(secret)) this.sessions.delete(digest(secret));
+    if (SECRET.test(secret)) this.drop(digest(secret));
   }
 }
 
