@@ -221,6 +221,12 @@ export const ERROR_CODES = {
     exit: "refused",
     http: 404,
   },
+  STEAD_TOO_MANY_BAD_TOKENS: {
+    when: "a request with a token came from a client address that has as many requests with a token in flight as the server takes while that address's bad tokens are being slowed down; its token was not read",
+    action: "wait the Retry-After seconds and retry with a live token; behind a proxy, start the server with `--trust-proxy` so each client is its own address",
+    exit: "refused",
+    http: 429,
+  },
   STEAD_TOO_MANY_STREAMS: {
     when: "the server has as many live event streams open as it serves (`stead serve --max-streams`)",
     action: "retry later, close streams you no longer read, or raise --max-streams",

@@ -193,7 +193,10 @@ function answerHeaders(c: Pick<Context, "res" | "header">): void {
 function problem(c: Context, e: unknown, logError?: (line: string) => void): Response {
   const { problem: p, internal } = problemOf(e);
   if (internal && logError) logError(`${c.req.method} ${new URL(c.req.url).pathname}: ${e instanceof Error ? `${e.name}: ${e.message}` : "a non-error was thrown"}`);
-  return new Response(JSON.stringify(p), { status: p.status, headers: { "Content-Type": PROBLEM_TYPE, "Cache-Control": "no-store" } });
+  const headers: Record<string, string> = { "Content-Type": PROBLEM_TYPE, "Cache-Control": "no-store" };
+  const retryAfterS = e instanceof SteadError ? e.details.retryAfterS : undefined;
+  if (typeof retryAfterS === "number") headers["Retry-After"] = String(retryAfterS);
+  return new Response(JSON.stringify(p), { status: p.status, headers });
 }
 
 /**

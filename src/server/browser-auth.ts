@@ -11,7 +11,7 @@ import { z } from "zod";
 import { SteadError } from "../errors.js";
 import { LOGIN_TOKEN_PREFIX } from "./login-token.js";
 import { clearedCookie, sessionCookie } from "./browser-sessions.js";
-import type { Identify } from "./principal.js";
+import { verified, type Identify } from "./principal.js";
 
 export const AUTH_SESSION_PATH = "/auth/session";
 export const AUTH_LOGOUT_PATH = "/auth/logout";
@@ -32,10 +32,8 @@ export function registerBrowserAuth(app: Hono, o: BrowserAuthOptions): void {
   app.post(o.prefix + AUTH_SESSION_PATH, async (c) => {
     const parsed = exchange.safeParse(await o.body(c));
     if (!parsed.success) throw new SteadError("STEAD_BAD_OPTION", "body.token: a token is needed", { fix: "send { \"token\": \"<token>\" } as JSON", field: "body.token" });
-    const address = o.address(c);
-    const who = await o.authenticate(parsed.data.token);
+    const who = await verified(o, o.address(c), parsed.data.token);
     if (who === undefined) {
-      await o.slowdown.failed(address);
       throw new SteadError("STEAD_TOKEN_REFUSED", "the token is unknown or revoked", { fix: "use a live token (`stead tokens list`), or the URL `stead serve` printed" });
     }
     if (who.name.startsWith(LOGIN_TOKEN_PREFIX) && who.name !== o.loginTokenName) {
@@ -46,7 +44,6 @@ export function registerBrowserAuth(app: Hono, o: BrowserAuthOptions): void {
       if (loginUsed) throw new SteadError("STEAD_TOKEN_REFUSED", "this login link was used already", { fix: "restart `stead serve` for a new link, or sign in with a token of your own" });
       loginUsed = true;
     }
-    o.slowdown.succeeded(address);
     const previous = getCookie(c, o.sessions.cookieName);
     if (previous) o.sessions.close(previous);
     const s = o.sessions.open(parsed.data.token);

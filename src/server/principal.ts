@@ -1,8 +1,8 @@
 /**
  * Who a request is: the token of its `Authorization: Bearer` header, or else the token its
  * browser-session cookie was exchanged for (browser-sessions.ts), verified again at every request.
- * A bad token from an address is answered ever more slowly (slowdown.ts); an unknown session is
- * refused at once (its secret cannot be guessed).
+ * A bad token from an address is answered ever more slowly, and only a few at once (slowdown.ts);
+ * an unknown session is refused at once (its secret cannot be guessed).
  *
  * Invariant: a refusal never quotes what was presented.
  */
@@ -33,16 +33,12 @@ const refused = (message: string, fix: string) => new SteadError("STEAD_TOKEN_RE
 export async function identify(c: Context, id: Identify, address: string): Promise<Identified> {
   const token = bearerToken(c.req.header("authorization"));
   if (token !== undefined) {
-    const who = await id.authenticate(token);
-    if (who === undefined) {
-      await id.slowdown.failed(address);
-      throw refused("the token is unknown or revoked", "use a live token (`stead tokens list`)");
-    }
+    const who = await verified(id, address, token);
+    if (who === undefined) throw refused("the token is unknown or revoked", "use a live token (`stead tokens list`)");
     // Every server refuses every login token as a bearer token, not only the server that made it.
     if (who.name.startsWith(LOGIN_TOKEN_PREFIX)) {
       throw refused("this token is a one-time browser login, not a bearer token", "open the URL `stead serve` printed in a browser, or use a token of your own");
     }
-    id.slowdown.succeeded(address);
     return { who, via: "bearer" };
   }
   const secret = getCookie(c, id.sessions.cookieName);
@@ -55,6 +51,23 @@ export async function identify(c: Context, id: Identify, address: string): Promi
     id.sessions.close(secret);
     throw refused("the browser session is unknown or has ended", "sign in again (POST /api/v1/auth/session with a token), or send `Authorization: Bearer <token>`");
   }
-  id.slowdown.succeeded(address);
   return { who, via: "cookie" };
+}
+
+/**
+ * A presented token's principal, held to the address's bound on guesses (slowdown.ts): refused 429
+ * before it is read while the address is over it; undefined (after the slowdown's wait) when bad.
+ */
+export async function verified(id: Pick<Identify, "authenticate" | "slowdown">, address: string, token: string): Promise<Principal | undefined> {
+  const admitted = id.slowdown.admit(address);
+  let who: Principal | undefined;
+  try {
+    who = await id.authenticate(token);
+  } catch (e) {
+    id.slowdown.release(admitted);
+    throw e;
+  }
+  if (who === undefined) await id.slowdown.failed(admitted);
+  else id.slowdown.release(admitted);
+  return who;
 }

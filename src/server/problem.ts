@@ -34,6 +34,7 @@ const TITLES: Partial<Record<number, string>> = {
   409: "Conflict",
   413: "Payload too large",
   422: "Unprocessable content",
+  429: "Too many requests",
   500: "Internal error",
   503: "Unavailable",
   504: "Timed out",

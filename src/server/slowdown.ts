@@ -1,40 +1,125 @@
 /**
- * Repeated bad tokens from one address are answered ever more slowly (doubling from 100 ms, at
- * most 5 s), so guessing costs time; a good token from that address forgets its failures.
- * Bounded: at most MAX_ADDRESSES are remembered, the oldest dropped first.
+ * Guessing tokens costs time, per client address. A bad token (a bearer header, or the body of a
+ * sign-in) is answered ever more slowly: the second within the window after 100 ms, doubling, at
+ * most 5 s. And while any bad token of an address is being slowed down, that address has at most
+ * MAX_IN_FLIGHT requests with a token in flight (being verified or slowed down): more are refused
+ * at once, 429 `STEAD_TOO_MANY_BAD_TOKENS` with Retry-After, before their token is read. So
+ * parallel guesses buy nothing, and a refusal says nothing of the token it carried (it was never
+ * verified; one verified and found bad past the bound is refused alike).
+ *
+ * A valid token does not forget the address's failures (a guesser holding one token would reset
+ * the count between rounds); they are forgotten WINDOW_MS after the last. The price: everyone
+ * behind one address (a NAT, a proxy without `--trust-proxy`) shares the bound while someone there
+ * sends bad tokens. An address with no bad token being slowed down is not limited, so parallel
+ * callers with valid tokens never meet it.
+ *
+ * Bounded: at most MAX_ADDRESSES are remembered, the least recently seen dropped first (a request
+ * in flight keeps counting on the entry it took).
  */
 import { setTimeout as delay } from "node:timers/promises";
+import { SteadError } from "../errors.js";
 
 const BASE_MS = 100;
 const MAX_MS = 5_000;
 const MAX_ADDRESSES = 10_000;
 /** Failures older than this are forgotten. */
 const WINDOW_MS = 15 * 60_000;
+/** Requests with a token one address may have in flight while one of its bad tokens is slowed down. */
+export const MAX_IN_FLIGHT = 4;
+
+interface AddressState {
+  /** Bad tokens within the window, and when the last came. */
+  count: number;
+  last: number;
+  /** Requests with a token being verified now. */
+  verifying: number;
+  /** Requests with a bad token being slowed down now. */
+  slowed: number;
+}
+
+/** A request with a token, admitted to be verified: settle it with `release` or `failed`, once. */
+export interface Admission {
+  readonly address: string;
+  readonly state: AddressState;
+}
+
+const delayOf = (count: number): number => (count > 1 ? Math.min(MAX_MS, BASE_MS * 2 ** (count - 2)) : 0);
 
 export class BadTokenSlowdown {
-  private readonly failures = new Map<string, { count: number; last: number }>();
+  private readonly addresses = new Map<string, AddressState>();
 
-  /** Waits as long as `address`'s recent failures ask, then records this one. */
-  async failed(address: string): Promise<void> {
-    const now = Date.now();
-    const f = this.failures.get(address);
-    const count = f && now - f.last < WINDOW_MS ? f.count + 1 : 1;
-    this.failures.delete(address);
-    this.failures.set(address, { count, last: now });
-    if (this.failures.size > MAX_ADDRESSES) {
-      const oldest = this.failures.keys().next().value;
-      if (oldest !== undefined) this.failures.delete(oldest);
-    }
-    if (count > 1) await delay(Math.min(MAX_MS, BASE_MS * 2 ** (count - 2)));
+  /** Before a token from `address` is read: refused (429) while that address is over the bound. */
+  admit(address: string, now = Date.now()): Admission {
+    const state = this.stateOf(address, now);
+    if (state.slowed > 0 && state.verifying + state.slowed >= MAX_IN_FLIGHT) throw tooMany(state);
+    state.verifying++;
+    return { address, state };
   }
 
-  succeeded(address: string): void {
-    this.failures.delete(address);
+  /** The admitted token was valid (or could not be verified: the store failed). The address's failures stand. */
+  release(a: Admission): void {
+    a.state.verifying--;
+    this.forgetIfIdle(a.address, a.state);
+  }
+
+  /**
+   * The admitted token was bad: waits as long as the address's failures ask, then resolves (the
+   * caller refuses it 401). Over the bound, refused (429) at once instead of waiting.
+   */
+  async failed(a: Admission, now = Date.now()): Promise<void> {
+    const s = a.state;
+    s.verifying--;
+    s.count = now - s.last < WINDOW_MS ? s.count + 1 : 1;
+    s.last = now;
+    this.remember(a.address, s);
+    const wait = delayOf(s.count);
+    if (wait === 0) return;
+    if (s.slowed >= MAX_IN_FLIGHT) throw tooMany(s);
+    s.slowed++;
+    try {
+      await delay(wait);
+    } finally {
+      s.slowed--;
+    }
   }
 
   /** The recent failures remembered for `address` (0: none). */
   failuresOf(address: string, now = Date.now()): number {
-    const f = this.failures.get(address);
-    return f && now - f.last < WINDOW_MS ? f.count : 0;
+    const s = this.addresses.get(address);
+    return s && now - s.last < WINDOW_MS ? s.count : 0;
   }
+
+  private stateOf(address: string, now: number): AddressState {
+    const s = this.addresses.get(address);
+    if (s) {
+      if (s.count > 0 && now - s.last >= WINDOW_MS) s.count = 0;
+      return s;
+    }
+    const fresh: AddressState = { count: 0, last: 0, verifying: 0, slowed: 0 };
+    this.remember(address, fresh);
+    return fresh;
+  }
+
+  /** Most recently seen last; the least recently seen dropped past MAX_ADDRESSES. */
+  private remember(address: string, s: AddressState): void {
+    this.addresses.delete(address);
+    this.addresses.set(address, s);
+    if (this.addresses.size > MAX_ADDRESSES) {
+      const oldest = this.addresses.keys().next().value;
+      if (oldest !== undefined) this.addresses.delete(oldest);
+    }
+  }
+
+  /** An address with no failures and nothing in flight need not be remembered. */
+  private forgetIfIdle(address: string, s: AddressState): void {
+    if (s.count === 0 && s.verifying === 0 && s.slowed === 0 && this.addresses.get(address) === s) this.addresses.delete(address);
+  }
+}
+
+function tooMany(s: AddressState): SteadError {
+  const retryAfterS = Math.max(1, Math.ceil(delayOf(s.count + 1) / 1000));
+  return new SteadError("STEAD_TOO_MANY_BAD_TOKENS", "too many requests with a token from this address while its bad tokens are being slowed down", {
+    fix: `retry after ${retryAfterS} s with a live token (\`stead tokens list\`)`,
+    retryAfterS,
+  });
 }
