@@ -7,7 +7,7 @@ import { SteadError } from "../errors.js";
 
 export function storeLost(location: string, what: string): SteadError {
   return new SteadError("STEAD_STORE_LOST", `the store ${location} ${what} while this process had it open: writes since then would be lost`, {
-    fix: "nothing this process did after that is recorded; restore the store file (or point --store at the new one) and start the worker again",
+    fix: "nothing this process did after that is recorded or shown; restore the store (from a backup, or point --store at the new one), then start again what had it open (`stead serve`, `stead worker`)",
   });
 }
 

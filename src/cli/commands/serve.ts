@@ -7,6 +7,10 @@
  * It prints a one-time browser login URL (server/login-token.ts) when its output is a terminal or
  * `--login-url` asks: a log that captures the output (journald, a file) would otherwise keep a
  * live operator token.
+ *
+ * A store deleted or replaced under it (STEAD_STORE_LOST) ends it with exit 7, worker or not: the
+ * store refuses every request from then on, and the watch (store-watch.ts) finds the loss within
+ * about a second even when no request does.
  */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
@@ -16,6 +20,7 @@ import { act, example, openStead, parsePositiveInt, print } from "../context.js"
 import { EXIT } from "../exit-codes.js";
 import { parseListen } from "../listen-address.js";
 import { reportError } from "../report-error.js";
+import { watchStore } from "../store-watch.js";
 import { checkWorkerOptions, cliWorker, withWorkerOptions, workerDefinitions, type WorkerCliOptions } from "../worker-process.js";
 
 interface ServeOptions extends WorkerCliOptions {
@@ -107,7 +112,11 @@ export function registerServe(program: Command): void {
           expiry = setTimeout(() => void login.revokeLoginToken(stead, minted.name).catch(() => undefined), minted.expiresAt - Date.now());
           expiry.unref();
         }
-        const fatal = new Promise<{ fatal: unknown }>((resolve) => worker?.worker.once("fatal", (e) => resolve({ fatal: e })));
+        const watch = watchStore(stead);
+        const fatal = new Promise<{ fatal: unknown }>((resolve) => {
+          worker?.worker.once("fatal", (e) => resolve({ fatal: e }));
+          void watch.lost.then((e) => resolve({ fatal: e }));
+        });
         if (worker) {
           worker.worker.start();
           print(`worker ${worker.worker.owner.workerId} started: ${worker.names.join(", ")} (concurrency ${worker.concurrency})`);
@@ -123,10 +132,11 @@ export function registerServe(program: Command): void {
           process.once("SIGTERM", stop);
         });
         const ended = await Promise.race([stopped, fatal]);
+        watch.stop();
         // The server first stops taking requests (so no answer lands while the worker drains), then the worker gets its grace.
         await server.close();
         if (typeof ended === "object") {
-          // The store is gone: the worker stopped every run without writing; nothing more can be recorded.
+          // The store is gone: the store refuses every write and read, so a worker's runs stop without writing; nothing more can be recorded.
           clearTimeout(expiry);
           await stead.close().catch(() => undefined);
           reportError(ended.fatal);

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
@@ -47,7 +47,8 @@ import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
 import type { BackupRecord } from "../ports/backups.js";
-import { keyTaken, missingDataKey, storageFull, storeLost, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { FileIdentity } from "./file-identity.js";
 import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
@@ -138,8 +139,8 @@ export class SqliteStore implements Store {
   private starts: QueuedStart[] = [];
   /** Who hears this object's wake-ups (onWake). */
   private readonly wakeListeners = new Set<() => void>();
-  /** The file this connection opened: a write checks the path still names it (see `written`). */
-  private readonly identity: { dev: bigint; ino: bigint } | undefined;
+  /** The file this connection opened: every read and write checks the path still names it (see `written`, `read`). */
+  private readonly file: FileIdentity;
   private readonly reserveBytes: number;
   private readonly maxPages: number | undefined;
   private readonly readonly: boolean;
@@ -189,38 +190,45 @@ export class SqliteStore implements Store {
     } catch (e) {
       throw this.openError(e);
     }
-    const st = statSync(path, { bigint: true, throwIfNoEntry: false });
-    this.identity = st ? { dev: st.dev, ino: st.ino } : undefined;
+    this.file = FileIdentity.of(path);
   }
 
   /**
    * Every write goes through here. Hazard: a store file deleted (or replaced) under an open
    * connection still accepts writes, into a file no one else will ever read; so the path is checked
    * after each write (a batch is one write), failed or not, and a write that may have landed in a
-   * vanished file is reported as lost, never as done. Not before it as well: a write into a file
-   * already gone is caught by the check after it (the path is missing, or names another inode: the
-   * open connection keeps the old inode from being reused), and two stats per commit were a tenth
-   * of W1's CPU with synchronous=NORMAL. A write that fails for lack of space is STEAD_STORAGE_FULL.
+   * vanished file is reported as lost, never as done; once lost, no write is tried (file-identity.ts).
+   * The path is not looked at before the write as well: a write into a file already gone is caught
+   * by the check after it, and two stats per commit were a tenth of W1's CPU with
+   * synchronous=NORMAL. A write that fails for lack of space is STEAD_STORAGE_FULL.
    */
   private written<T>(fn: () => T): T {
+    this.file.assertNotLost();
     let value: T;
     try {
       value = fn();
     } catch (e) {
       // A write that failed in a vanished file is reported as the store lost, whatever SQLite said.
-      this.assertSameFile();
+      this.file.assertSame();
       if ((e as { code?: unknown }).code === "SQLITE_FULL") throw storageFull(this.location, e);
       throw e;
     }
-    this.assertSameFile();
+    this.file.assertSame();
     return value;
   }
 
-  private assertSameFile(): void {
-    if (!this.identity) return;
-    const st = statSync(this.location, { bigint: true, throwIfNoEntry: false });
-    if (!st) throw storeLost(this.location, "was deleted");
-    if (st.ino !== this.identity.ino || st.dev !== this.identity.dev) throw storeLost(this.location, "was replaced by another file");
+  /**
+   * Every read goes through here, for the same hazard: what a vanished file answers may be a write
+   * that was refused (it landed before the check after it), so a read is shown only if the path
+   * still named the opened file once it was done. A refusal reaches the caller as a rejection.
+   */
+  private read<T>(fn: () => T): Promise<T> {
+    return rejectedOnThrow(() => {
+      this.file.assertNotLost();
+      const value = fn();
+      this.file.assertSame();
+      return value;
+    });
   }
 
   private pageSize(): number {
@@ -284,16 +292,15 @@ export class SqliteStore implements Store {
   }
 
   backupInto(file: string): Promise<void> {
-    vacuumInto(this.db, file);
-    return Promise.resolve();
+    return this.read(() => vacuumInto(this.db, file));
   }
 
   integrityProblems(): Promise<string[]> {
-    return Promise.resolve(integrityProblems(this.db));
+    return this.read(() => integrityProblems(this.db));
   }
 
   backupRecord(): Promise<BackupRecord | undefined> {
-    return Promise.resolve(readBackupRecord(this.db));
+    return this.read(() => readBackupRecord(this.db));
   }
 
   /** A failure to open or read the store: a permission problem says so, anything else is "not a store". */
@@ -415,11 +422,13 @@ export class SqliteStore implements Store {
     }
   }
 
-  async check(): Promise<StoreInfo> {
-    const info = this.readVersion();
-    this.assertReadable(info);
-    if (info.empty) throw emptyStore(this.location);
-    return Promise.resolve({ dialect: this.dialect, location: this.location, schemaVersion: info.version });
+  check(): Promise<StoreInfo> {
+    return this.read(() => {
+      const info = this.readVersion();
+      this.assertReadable(info);
+      if (info.empty) throw emptyStore(this.location);
+      return { dialect: this.dialect, location: this.location, schemaVersion: info.version };
+    });
   }
 
   close(): Promise<void> {
@@ -434,12 +443,14 @@ export class SqliteStore implements Store {
   }
 
   getRun(id: string): Promise<RunRow | undefined> {
-    const r = this.stmt(reads.RUN_BY_ID).get(id) as Raw | undefined;
-    return Promise.resolve(r ? toRun(r) : undefined);
+    return this.read(() => {
+      const r = this.stmt(reads.RUN_BY_ID).get(id) as Raw | undefined;
+      return r ? toRun(r) : undefined;
+    });
   }
 
   listRuns(query: RunQuery = {}): Promise<RunPage> {
-    return rejectedOnThrow(() => {
+    return this.read(() => {
       const q = checkRunQuery(query);
       const sql = listing.listRunsQuery(SQL, q);
       return pageOf(q, (this.stmt(sql.sql).all(...sql.params) as Raw[]).map(toRun));
@@ -447,14 +458,14 @@ export class SqliteStore implements Store {
   }
 
   countRuns(filter: RunFilter = {}): Promise<number> {
-    return rejectedOnThrow(() => {
+    return this.read(() => {
       const q = listing.countRunsQuery(SQL, checkRunFilter(filter));
       return (this.stmt(q.sql).get(...q.params) as { n: number }).n;
     });
   }
 
   runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
-    return rejectedOnThrow(() => {
+    return this.read(() => {
       const ids = checkRunIds(runIds);
       if (ids.length === 0) return [];
       const all = (q: { sql: string; params: unknown[] }) => this.stmt(q.sql).all(...q.params) as Raw[];
@@ -470,16 +481,18 @@ export class SqliteStore implements Store {
   }
 
   completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
-    const r = this.stmt(listing.COMPLETED_STEP).get(runId, stepId) as Raw | undefined;
-    return Promise.resolve(r ? toStep(r) : undefined);
+    return this.read(() => {
+      const r = this.stmt(listing.COMPLETED_STEP).get(runId, stepId) as Raw | undefined;
+      return r ? toStep(r) : undefined;
+    });
   }
 
   tally(): Promise<StoreTally> {
-    return Promise.resolve(tallies.toTally(this.stmt(tallies.TALLY).all() as Raw[]));
+    return this.read(() => tallies.toTally(this.stmt(tallies.TALLY).all() as Raw[]));
   }
 
   journal(runId: string): Promise<StepRow[]> {
-    return Promise.resolve(this.journalSync(runId));
+    return this.read(() => this.journalSync(runId));
   }
 
   private journalSync(runId: string): StepRow[] {
@@ -487,27 +500,30 @@ export class SqliteStore implements Store {
   }
 
   waits(runId: string): Promise<WaitRow[]> {
-    return Promise.resolve((this.stmt(reads.WAITS_OF_RUN).all(runId) as Raw[]).map(toWait));
+    return this.read(() => (this.stmt(reads.WAITS_OF_RUN).all(runId) as Raw[]).map(toWait));
   }
 
   dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    const rows = this.stmt(reads.DUE_TIMERS).all(now, limit) as Raw[];
-    return Promise.resolve(rows.map(toWait));
+    return this.read(() => (this.stmt(reads.DUE_TIMERS).all(now, limit) as Raw[]).map(toWait));
   }
 
   holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    const q = reads.holds(SQL, filter);
-    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toHold));
+    return this.read(() => {
+      const q = reads.holds(SQL, filter);
+      return (this.stmt(q.sql).all(...q.params) as Raw[]).map(toHold);
+    });
   }
 
   events(filter: EventFilter = {}): Promise<EventRow[]> {
-    const q = reads.events(SQL, filter);
-    return Promise.resolve((this.stmt(q.sql).all(...q.params) as Raw[]).map(toEvent));
+    return this.read(() => {
+      const q = reads.events(SQL, filter);
+      return (this.stmt(q.sql).all(...q.params) as Raw[]).map(toEvent);
+    });
   }
 
-  // Async so that a refused position reaches the caller as a rejection.
-  async eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
-    return Promise.resolve(sqliteEventsAfter(this.db, (sql) => this.stmt(sql), position, filter));
+  // A refused position reaches the caller as a rejection.
+  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
+    return this.read(() => sqliteEventsAfter(this.db, (sql) => this.stmt(sql), position, filter));
   }
 
   /**
@@ -631,8 +647,10 @@ export class SqliteStore implements Store {
   }
 
   idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    const r = this.stmt("SELECT * FROM idempotency_keys WHERE verb = ? AND scope = ? AND key = ? AND expires_at > ?").get(verb, scope, key, Date.now()) as Raw | undefined;
-    return Promise.resolve(r ? toIdempotency(r) : undefined);
+    return this.read(() => {
+      const r = this.stmt("SELECT * FROM idempotency_keys WHERE verb = ? AND scope = ? AND key = ? AND expires_at > ?").get(verb, scope, key, Date.now()) as Raw | undefined;
+      return r ? toIdempotency(r) : undefined;
+    });
   }
 
   async pruneIdempotencyKeys(): Promise<number> {
@@ -650,7 +668,7 @@ export class SqliteStore implements Store {
   }
 
   listTokens(): Promise<TokenRecord[]> {
-    return Promise.resolve((this.stmt(tokenSql.LIST_TOKENS).all() as Raw[]).map(toTokenRecord));
+    return this.read(() => (this.stmt(tokenSql.LIST_TOKENS).all() as Raw[]).map(toTokenRecord));
   }
 
   async revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
@@ -659,8 +677,10 @@ export class SqliteStore implements Store {
   }
 
   findTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(hash) as Raw | undefined;
-    return Promise.resolve(r ? toToken(r) : undefined);
+    return this.read(() => {
+      const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(hash) as Raw | undefined;
+      return r ? toToken(r) : undefined;
+    });
   }
 
   async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
@@ -668,7 +688,7 @@ export class SqliteStore implements Store {
   }
 
   dataKeys(): Promise<DataKeyRow[]> {
-    return Promise.resolve((this.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey));
+    return this.read(() => (this.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey));
   }
 
   async addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
@@ -736,11 +756,13 @@ export class SqliteStore implements Store {
   }
 
   listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
-    const byName = filter.name !== undefined;
-    const params = byName ? [filter.name] : [];
-    const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName ? "WHERE name = ?" : ""));
-    const [defs, anns] = read(params);
-    return Promise.resolve(definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now }))));
+    return this.read(() => {
+      const byName = filter.name !== undefined;
+      const params = byName ? [filter.name] : [];
+      const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName ? "WHERE name = ?" : ""));
+      const [defs, anns] = read(params);
+      return definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now })));
+    });
   }
 
   /** Built once per filter shape (all, by name): a transaction built per call cost a start by name a few µs. */
@@ -900,13 +922,15 @@ export class SqliteStore implements Store {
         return { run, previousStatus: run.status, journal: this.journalSync(run.id) };
       }),
     );
-    return Promise.resolve(read.deferred());
+    return this.read(() => read.deferred());
   }
 
   listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    const bySession = filter.sessionId !== undefined;
-    const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
-    return Promise.resolve((this.stmt(sessionsSql(bySession)).all(...params) as Raw[]).map(toSession));
+    return this.read(() => {
+      const bySession = filter.sessionId !== undefined;
+      const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
+      return (this.stmt(sessionsSql(bySession)).all(...params) as Raw[]).map(toSession);
+    });
   }
 
   renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
@@ -924,9 +948,8 @@ export class SqliteStore implements Store {
   }
 
   leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    const rows = this.stmt(reads.LEASES_ON_HOST).all(host) as Raw[];
-    return Promise.resolve(
-      rows.map((r) => {
+    return this.read(() =>
+      (this.stmt(reads.LEASES_ON_HOST).all(host) as Raw[]).map((r) => {
         const run = toRun({ ...r, id: r.id, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: 0, created_at: 0, updated_at: 0 });
         return {
           runId: run.id,
@@ -961,8 +984,7 @@ export class SqliteStore implements Store {
     const key = keyColumns(table).map((k) => quoteColumn(k.name));
     const where = afterKey === null ? "" : `WHERE (${key.join(", ")}) > (${key.map(() => "?").join(", ")})`;
     const sql = `SELECT ${columnNames(table).map(quoteColumn).join(", ")} FROM ${table} ${where} ORDER BY ${key.join(", ")} LIMIT ?`;
-    const rows = this.stmt(sql).all(...(afterKey ?? []), limit) as Raw[];
-    return Promise.resolve(rows.map((r) => normaliseRow(table, r)));
+    return this.read(() => (this.stmt(sql).all(...(afterKey ?? []), limit) as Raw[]).map((r) => normaliseRow(table, r)));
   }
 
   // Explicit ids need no sequence fix-up here: events.seq is the rowid (next = max + 1) and
@@ -1016,28 +1038,32 @@ export class SqliteStore implements Store {
   }
 
   getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
-    const out: BlobRow[] = [];
-    for (let i = 0; i < hashes.length; i += 500) {
-      const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
-      for (const r of this.stmt(q.sql).all(...q.params) as Raw[]) out.push(toBlob(r));
-    }
-    return Promise.resolve(out);
+    return this.read(() => {
+      const out: BlobRow[] = [];
+      for (let i = 0; i < hashes.length; i += 500) {
+        const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
+        for (const r of this.stmt(q.sql).all(...q.params) as Raw[]) out.push(toBlob(r));
+      }
+      return out;
+    });
   }
 
   snapshots(runId: string): Promise<SnapshotRow[]> {
-    return Promise.resolve((this.stmt(reads.SNAPSHOTS_OF_RUN).all(runId) as Raw[]).map(toSnapshot));
+    return this.read(() => (this.stmt(reads.SNAPSHOTS_OF_RUN).all(runId) as Raw[]).map(toSnapshot));
   }
 
   getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
-    const r =
-      "seq" in at
-        ? (this.stmt(reads.SNAPSHOT_AT_SEQ).get(runId, at.seq) as Raw | undefined)
-        : (this.stmt(reads.SNAPSHOT_OF_STEP).get(runId, at.stepId) as Raw | undefined);
-    return Promise.resolve(r ? toSnapshot(r) : undefined);
+    return this.read(() => {
+      const r =
+        "seq" in at
+          ? (this.stmt(reads.SNAPSHOT_AT_SEQ).get(runId, at.seq) as Raw | undefined)
+          : (this.stmt(reads.SNAPSHOT_OF_STEP).get(runId, at.stepId) as Raw | undefined);
+      return r ? toSnapshot(r) : undefined;
+    });
   }
 
   snapshotRoots(): Promise<string[]> {
-    return Promise.resolve((this.stmt(reads.SNAPSHOT_ROOTS).all() as Raw[]).map((r) => String(r.root)));
+    return this.read(() => (this.stmt(reads.SNAPSHOT_ROOTS).all() as Raw[]).map((r) => String(r.root)));
   }
 
   async pruneSnapshots(keepSteps: number): Promise<number> {
@@ -1060,7 +1086,7 @@ export class SqliteStore implements Store {
   }
 
   finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
-    return Promise.resolve((this.stmt(retention.FINISHED_ROOTS).all(endedBefore, after ?? "", limit) as Raw[]).map((r) => String(r.id)));
+    return this.read(() => (this.stmt(retention.FINISHED_ROOTS).all(endedBefore, after ?? "", limit) as Raw[]).map((r) => String(r.id)));
   }
 
   async deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
@@ -1088,8 +1114,7 @@ export class SqliteStore implements Store {
   }
 
   listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
-    const rows = this.stmt("SELECT hash, size, length(data) AS stored FROM blobs WHERE hash > ? AND touched_at < ? ORDER BY hash LIMIT ?").all(after ?? "", touchedBefore, limit) as Raw[];
-    return Promise.resolve(rows.map(toBlobInfo));
+    return this.read(() => (this.stmt("SELECT hash, size, length(data) AS stored FROM blobs WHERE hash > ? AND touched_at < ? ORDER BY hash LIMIT ?").all(after ?? "", touchedBefore, limit) as Raw[]).map(toBlobInfo));
   }
 
   async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
