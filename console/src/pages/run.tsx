@@ -156,7 +156,7 @@ function StepDetail(props: { step: Step }) {
         {s.completedAt !== null ? `, took ${duration(s.completedAt - s.startedAt)}` : ""}
       </p>
       <h3>Output</h3>
-      <Json value={s.output} />
+      <Json value={s.output} none={s.status === "completed" ? "none: the step returned no value" : `no output yet: the step is ${s.status}`} />
       {s.error ? (
         <>
           <h3>Error</h3>

@@ -23,24 +23,29 @@ export function LongText(props: { text: string; limit?: number; class?: string }
   );
 }
 
-/** A JSON value, pretty-printed as text. */
-export function Json(props: { value: unknown; limit?: number }) {
+/**
+ * A JSON value, pretty-printed as text. No value (null, or absent: a step that has not finished)
+ * is said in words, `none` or the caller's own: never `null` or `undefined` as text.
+ */
+export function Json(props: { value: unknown; limit?: number; none?: string }) {
+  if (props.value === null || props.value === undefined) return <div class="muted none">{props.none ?? "none"}</div>;
   let text: string;
   try {
-    text = JSON.stringify(props.value, null, 2) ?? "undefined";
+    text = JSON.stringify(props.value, null, 2) ?? "(a value that cannot be shown as JSON)";
   } catch {
     text = "(a value that cannot be shown as JSON)";
   }
   return <LongText text={text} class="json" {...(props.limit === undefined ? {} : { limit: props.limit })} />;
 }
 
-/** One line of a value, for a table cell: cut with an ellipsis. */
+/** One line of a value, for a table cell: cut with an ellipsis; empty for no value (null, or absent). */
 export function brief(value: unknown, max = 80): string {
   let s: string;
+  if (value === null || value === undefined) return "";
   if (typeof value === "string") s = value;
   else {
     try {
-      s = JSON.stringify(value) ?? "undefined";
+      s = JSON.stringify(value) ?? "(not JSON)";
     } catch {
       s = "(not JSON)";
     }
