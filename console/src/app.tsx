@@ -3,7 +3,7 @@
  * URL names. Every page is one file of pages/.
  */
 import { useEffect, useState } from "preact/hooks";
-import { MeContext, signIn, signOut, takeFragmentToken, whoAmI, type Me } from "./me.js";
+import { MeContext, SignInContext, signIn, signOut, takeFragmentToken, whoAmI, type Me } from "./me.js";
 import { restartLive, useConnection } from "./live.js";
 import { Link, match, navigate, useLocation } from "./router.js";
 import { ErrorBox, Loading } from "./parts/states.js";
@@ -44,9 +44,12 @@ export function App() {
     setWho({ state: "signed-out" });
     navigate("/", { replace: true });
   };
+  const toSignIn = () => setWho({ state: "signed-out" });
   return (
     <MeContext.Provider value={who.me}>
-      <Shell me={who.me} onSignOut={() => void out()} onSignIn={() => setWho({ state: "signed-out" })} />
+      <SignInContext.Provider value={toSignIn}>
+        <Shell me={who.me} onSignOut={() => void out()} onSignIn={toSignIn} />
+      </SignInContext.Provider>
     </MeContext.Provider>
   );
 }

@@ -17,6 +17,11 @@ export const MeContext = createContext<Me>({ name: null, role: null, actions: []
 
 export const useMe = (): Me => useContext(MeContext);
 
+/** Opens the sign-in page (the shell's); a page offers it where signing in would allow more. */
+export const SignInContext = createContext<() => void>(() => undefined);
+
+export const useSignIn = (): (() => void) => useContext(SignInContext);
+
 /** Whether the signed-in caller may do `action`; a page shows no button for what it may not. */
 export const useMay = (): ((action: string) => boolean) => {
   const me = useMe();

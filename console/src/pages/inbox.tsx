@@ -2,13 +2,16 @@
  * The approvals inbox: every open approval across runs, newest first, live; and one approval at
  * `/inbox/:runId/:wait`. Each shows its run, the tool and its arguments (or a workflow's request),
  * the agent's reason where its model gave one, the run's last few steps, and the decision's form
- * for a caller whose role may decide.
+ * for a caller whose role may decide (anyone else is told how to get one). A decision made here
+ * is said, with who made it, after its card has gone.
  */
+import { useState } from "preact/hooks";
 import type { OpenWait, StreamedEvent } from "../../../src/client/index.js";
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
 import { approvalContext, INBOX_LIMIT, openApprovals, RECENT, toolRequest } from "../parts/inbox-api.js";
-import { Decide } from "../parts/inbox-decide.js";
+import { Decide, MayNotDecide } from "../parts/inbox-decide.js";
+import { DecidedNotes, decisionOfWait, DecisionWords, type Decision } from "../parts/inbox-decided.js";
 import { useLoad } from "../parts/load.js";
 import { runHead } from "../parts/runs-api.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
@@ -23,14 +26,24 @@ export function InboxPage(props: { query: URLSearchParams; runId?: string | unde
   return <AllApprovals />;
 }
 
+/** Decisions said at most: older notes go first. */
+const NOTES = 5;
+
 function AllApprovals() {
   const tick = useLiveTick(changes);
   const list = useLoad(openApprovals, [tick]);
+  const [decided, setDecided] = useState<Decision[]>([]);
   const waits = list.value?.waits;
+  const done = (d: Decision) => {
+    setDecided((all) => [d, ...all.filter((x) => x.runId !== d.runId || x.wait !== d.wait)].slice(0, NOTES));
+    list.reload();
+  };
   return (
     <section aria-labelledby="inbox-h">
       <h1 id="inbox-h">Approvals{waits ? ` (${waits.length}${waits.length >= INBOX_LIMIT ? "+" : ""})` : ""}</h1>
       <p class="muted">Every open approval across runs, newest first; a decision here resumes the run.</p>
+      <MayNotDecide />
+      <DecidedNotes decided={decided} dismiss={(d) => setDecided((all) => all.filter((x) => x !== d))} />
       {list.error ? <ErrorBox error={list.error} retry={list.reload} /> : null}
       {waits === undefined ? (
         list.error ? null : <Loading what="the open approvals" />
@@ -40,7 +53,7 @@ function AllApprovals() {
         <ul class="inbox">
           {waits.map((w) => (
             <li key={`${w.runId}/${w.name}`}>
-              <Approval wait={w} onDone={list.reload} link />
+              <Approval wait={w} onDone={done} link />
             </li>
           ))}
         </ul>
@@ -77,24 +90,48 @@ function OneApproval(props: { runId: string; wait: string }) {
       {crumbs}
       {head.error ? <ErrorBox error={head.error} retry={head.reload} /> : null}
       {found.status === "open" ? (
-        <Approval wait={wait} onDone={head.reload} />
+        <>
+          <MayNotDecide />
+          <Approval wait={wait} onDone={head.reload} />
+        </>
       ) : (
-        <div class="card">
-          <h1>
-            <code>{props.wait}</code> is decided
-          </h1>
-          <p>
-            {typeof found.resolvedBy === "string" ? `by ${found.resolvedBy} ` : ""}
-            <Time at={typeof found.resolvedAt === "number" ? found.resolvedAt : null} />; run <Link href={path("runs", run.id)}>{run.id}</Link> is <Status status={run.status} />.
-          </p>
-          <Json value={found.result} />
-        </div>
+        <Resolved runId={run.id} runStatus={run.status} wait={{ ...found, name: props.wait }} />
       )}
     </section>
   );
 }
 
-function Approval(props: { wait: OpenWait; onDone: () => void; link?: boolean }) {
+/** A decided approval: what was decided, by whom and when, in words; then the result as recorded. */
+function Resolved(props: { runId: string; runStatus: string; wait: Record<string, unknown> & { name: string } }) {
+  const w = props.wait;
+  const d = decisionOfWait(props.runId, w);
+  return (
+    <div class="card">
+      <h1>
+        <code>{w.name}</code> is decided
+      </h1>
+      <p class="decision">
+        {d ? (
+          <DecisionWords d={d} />
+        ) : (
+          <>
+            {w.status === "timed_out" ? "Timed out" : "Settled"}
+            {typeof w.resolvedBy === "string" ? ` by ${w.resolvedBy}` : ""} <Time at={typeof w.resolvedAt === "number" ? w.resolvedAt : null} />.
+          </>
+        )}{" "}
+        Run{" "}
+        <Link href={path("runs", props.runId)}>
+          <code>{props.runId}</code>
+        </Link>{" "}
+        is <Status status={props.runStatus} />.
+      </p>
+      <h2>As recorded</h2>
+      <Json value={w.result} />
+    </div>
+  );
+}
+
+function Approval(props: { wait: OpenWait; onDone: (d: Decision) => void; link?: boolean }) {
   const w = props.wait;
   const tool = toolRequest(w.request);
   // Its own run's changes only: a card re-reads its journal tail when its run moves, not on every event.

@@ -3,20 +3,23 @@
  * rest of the run), deny with a reason, or approve edited arguments from the form generated from
  * the tool's schema. An edit the page finds invalid is not sent; one the server refuses
  * (STEAD_SCHEMA_MISMATCH) is shown at the fields it names, and the wait stays open. One
- * idempotency key per click; the buttons are disabled while a decision is in flight.
+ * idempotency key per click; the buttons are disabled while a decision is in flight. A decision
+ * made is handed to `onDone` as the server answered it (who decided, when), for the page to say.
+ * A caller who may not decide gets no form; the page says once why (MayNotDecide).
  */
 import { useMemo, useState } from "preact/hooks";
 import type { OpenWait } from "../../../src/client/index.js";
 import { api, problemOf } from "../api.js";
-import { useMay } from "../me.js";
+import { useMay, useMe, useSignIn } from "../me.js";
 import { SchemaForm } from "./inbox-form.js";
 import { toolRequest } from "./inbox-api.js";
 import { fromDraft, serverErrors, toDraft, type Draft, type Errors } from "./inbox-schema.js";
+import { decisionOf, type Decision } from "./inbox-decided.js";
 import { ErrorBox } from "./states.js";
 
 let forms = 0;
 
-export function Decide(props: { wait: OpenWait; onDone: () => void }) {
+export function Decide(props: { wait: OpenWait; onDone: (d: Decision) => void }) {
   const may = useMay();
   const w = props.wait;
   const tool = toolRequest(w.request);
@@ -45,9 +48,10 @@ export function Decide(props: { wait: OpenWait; onDone: () => void }) {
     try {
       const idempotencyKey = crypto.randomUUID();
       const why = reason.trim() === "" ? {} : { reason: reason.trim() };
-      if (approved) await api.runs.approve(w.runId, w.name, { idempotencyKey, ...why, ...(tool ? { scope } : {}), ...(input === undefined ? {} : { input }) });
-      else await api.runs.deny(w.runId, w.name, { idempotencyKey, ...why });
-      props.onDone();
+      const answer = approved
+        ? await api.runs.approve(w.runId, w.name, { idempotencyKey, ...why, ...(tool ? { scope } : {}), ...(input === undefined ? {} : { input }) })
+        : await api.runs.deny(w.runId, w.name, { idempotencyKey, ...why });
+      props.onDone(decisionOf(answer, { runId: w.runId, wait: w.name, tool: tool?.tool, scope: tool && approved ? scope : undefined, edited: input !== undefined, reason: why.reason }, approved));
     } catch (e) {
       setRefused(e);
       const p = problemOf(e);
@@ -110,5 +114,30 @@ export function Decide(props: { wait: OpenWait; onDone: () => void }) {
       ) : null}
       {refused ? <ErrorBox error={refused} /> : null}
     </form>
+  );
+}
+
+/**
+ * Said once on a page of approvals when the caller sees no decision buttons: reading anonymously
+ * (signing in allows deciding), or a role that may only read. Nothing for a caller who may decide.
+ */
+export function MayNotDecide() {
+  const may = useMay();
+  const me = useMe();
+  const signIn = useSignIn();
+  if (may("waits.approve") || may("waits.deny")) return null;
+  return (
+    <p class="may-not">
+      {me.name !== null ? (
+        <>Your role ({me.role ?? "none"}) may read approvals but not decide them: an operator's or an admin's token may.</>
+      ) : (
+        <>
+          You are reading anonymously: sign in with an operator's or an admin's token to approve or deny.{" "}
+          <button type="button" onClick={signIn}>
+            Sign in
+          </button>
+        </>
+      )}
+    </p>
   );
 }
