@@ -1,7 +1,8 @@
 /**
  * One run: its header (fields, input, output, error), why it stands where it does with a button
- * per way out, its parent and children, the journal one page at a time, the selected step's
- * detail, an agent's conversation, and its latest events live.
+ * per way out, its parent and children, the journal one page at a time (each step's files only for
+ * a run with a workspace), the selected step's detail, an agent's conversation, and its latest
+ * events live.
  */
 import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
@@ -12,6 +13,7 @@ import { Journal, JOURNAL_PAGE, JournalPager, lastOffset } from "../parts/run-jo
 import { RunLogs, useRunEvents } from "../parts/run-logs.js";
 import { WaysOut } from "../parts/run-ways.js";
 import { journalPage, runHead, type Step } from "../parts/runs-api.js";
+import { snapshots } from "../parts/workspace-api.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
 import { Status } from "../parts/status.js";
 import { Json } from "../parts/text.js";
@@ -30,6 +32,9 @@ export function RunPage(props: { runId: string; step?: string | undefined; query
   const byStep = props.step !== undefined && asked === null ? props.step : undefined;
   const journal = useLoad(() => journalPage(runId, offset, JOURNAL_PAGE, byStep), [runId, byStep ?? offset, total === undefined && asked === "end" ? -1 : tick]);
   const children = useLoad(() => api.runs.list({ parentId: runId, limit: 20 }), [runId, tick]);
+  // A run has a workspace from its start or never: read once. Until it is known, no step links to files.
+  const ws = useLoad(() => snapshots(runId), [runId]);
+  const hasWorkspace = ws.value !== undefined && (ws.value.workspace !== null || ws.value.snapshots.length > 0);
   const events = useRunEvents(runId);
 
   if (head.value === undefined) return head.error ? <ErrorBox error={head.error} retry={head.reload} /> : <Loading what={`run ${runId}`} />;
@@ -59,6 +64,20 @@ export function RunPage(props: { runId: string; step?: string | undefined; query
         </dd>
         <dt>Journal</dt>
         <dd>{head.value.journalLength.toLocaleString()} steps</dd>
+        {ws.value !== undefined ? (
+          <>
+            <dt>Workspace</dt>
+            <dd class="run-workspace">
+              {hasWorkspace ? (
+                <>
+                  {ws.value.workspace !== null ? <code>{ws.value.workspace}</code> : null} <Link href={path("runs", run.id, "workspace")}>its files</Link>
+                </>
+              ) : (
+                <span class="muted">none: the run was started without one</span>
+              )}
+            </dd>
+          </>
+        ) : null}
         {parentId ? (
           <>
             <dt>Parent</dt>
@@ -120,7 +139,7 @@ export function RunPage(props: { runId: string; step?: string | undefined; query
         ) : (
           <>
             <JournalPager runId={runId} page={page} selected={props.step} />
-            <Journal runId={runId} page={page} selected={props.step} />
+            <Journal runId={runId} page={page} selected={props.step} workspace={hasWorkspace} />
             <JournalPager runId={runId} page={page} selected={props.step} />
           </>
         )}

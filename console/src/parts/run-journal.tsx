@@ -55,7 +55,8 @@ export function JournalPager(props: { runId: string; page: JournalPage; selected
   );
 }
 
-export function Journal(props: { runId: string; page: JournalPage; selected?: string | undefined }) {
+/** `workspace`: whether the run has one; a run without one has no files to link to. */
+export function Journal(props: { runId: string; page: JournalPage; selected?: string | undefined; workspace: boolean }) {
   const { page, runId } = props;
   const may = useMay();
   return (
@@ -69,7 +70,7 @@ export function Journal(props: { runId: string; page: JournalPage; selected?: st
             <th>Status</th>
             <th class="wide">Attempts</th>
             <th class="wide">Duration</th>
-            <th class="wide">Workspace</th>
+            {props.workspace ? <th class="wide">Workspace</th> : null}
             {may("runs.fork") ? <th>Fork</th> : null}
           </tr>
         </thead>
@@ -91,9 +92,11 @@ export function Journal(props: { runId: string; page: JournalPage; selected?: st
                 {s.attempt > 1 ? <span class="muted"> ({s.attempt - 1} retried)</span> : null}
               </td>
               <td class="wide">{s.completedAt === null ? "—" : duration(s.completedAt - s.startedAt)}</td>
-              <td class="wide">
-                <Link href={withQuery(path("runs", runId, "workspace"), { at: s.id })}>files</Link>
-              </td>
+              {props.workspace ? (
+                <td class="wide">
+                  <Link href={withQuery(path("runs", runId, "workspace"), { at: s.id })}>files</Link>
+                </td>
+              ) : null}
               {may("runs.fork") ? (
                 <td>
                   <ForkButton runId={runId} step={s} />
