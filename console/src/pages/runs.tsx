@@ -161,7 +161,7 @@ export function RunsPage(props: { query: URLSearchParams }) {
         <Empty>{v.cursor ? "No more runs on this page." : key === "/runs" ? "No runs yet: start one with `stead run` or `stead start`." : "No run matches these filters."}</Empty>
       ) : (
         <div class="table-wrap">
-          <table class="runs-table">
+          <table class="runs-table stack">
             <thead>
               <tr>
                 <th>Id</th>
@@ -177,7 +177,7 @@ export function RunsPage(props: { query: URLSearchParams }) {
                 const last = (r.lastStep as { id?: unknown } | null | undefined)?.id;
                 return (
                   <tr key={r.id} data-run={r.id}>
-                    <td>
+                    <td class="key">
                       <Link href={path("runs", r.id)}>
                         <code>{r.id}</code>
                       </Link>

@@ -78,7 +78,10 @@ export function Decide(props: { wait: OpenWait; onDone: (d: Decision) => void })
               <input type="radio" name={`${idBase}scope`} checked={scope === "once"} onChange={() => setScope("once")} /> this call only
             </label>
             <label>
-              <input type="radio" name={`${idBase}scope`} checked={scope === "run"} onChange={() => setScope("run")} /> every call of <code>{tool.tool}</code> for the rest of this run
+              <input type="radio" name={`${idBase}scope`} checked={scope === "run"} onChange={() => setScope("run")} />{" "}
+              <span>
+                every call of <code>{tool.tool}</code> for the rest of this run
+              </span>
             </label>
           </fieldset>
           <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>

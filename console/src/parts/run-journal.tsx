@@ -61,7 +61,7 @@ export function Journal(props: { runId: string; page: JournalPage; selected?: st
   const may = useMay();
   return (
     <div class="table-wrap">
-      <table class="journal">
+      <table class="journal stack">
         <thead>
           <tr>
             <th>#</th>
@@ -77,8 +77,8 @@ export function Journal(props: { runId: string; page: JournalPage; selected?: st
         <tbody>
           {page.steps.map((s) => (
             <tr key={s.seq} data-step={s.id} aria-selected={props.selected === s.id ? "true" : undefined} class={props.selected === s.id ? "selected" : undefined}>
-              <td>{s.seq}</td>
-              <td>
+              <td class="seq">{s.seq}</td>
+              <td class="key">
                 <Link href={stepHref(runId, s.id, page.offset)}>
                   <code>{s.id}</code>
                 </Link>
