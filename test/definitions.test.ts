@@ -162,7 +162,7 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
 
     const before = await written(s);
     const e = await caught(() => caller.startByName("lib-multi", { a: "x" }));
-    expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", details: { fingerprint: "v:2", issues: [{ path: "", message: "must have required property 'b'" }] } });
+    expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", details: { fingerprint: "v:2", issues: [{ path: "/b", message: "is required" }] } });
     expect(await written(s)).toEqual(before);
     expect(await caller.startByName("lib-multi", { a: "x", b: 1 })).toMatchObject({ served: true, workers: 2 });
 

@@ -146,7 +146,7 @@ describe.each(STORE_KINDS)("definitions, workers and starts by name over HTTP on
       [{ token: op, key: "", body: { definition: "http-fixer", input: { issue: "x" } } }, 400, "STEAD_BAD_OPTION"],
       [{ token: op, body: { definition: "http-fixer", input: { issue: 5 } } }, 422, "STEAD_SCHEMA_MISMATCH", { field: "body.input.issue", definition: "http-fixer" }],
       [{ token: op, body: { definition: "http-fixer", input: { issue: "x", priority: 9 } } }, 422, "STEAD_SCHEMA_MISMATCH", { field: "body.input.priority" }],
-      [{ token: op, body: { definition: "http-fixer", input: { priority: 2 } } }, 422, "STEAD_SCHEMA_MISMATCH", { field: "body.input" }],
+      [{ token: op, body: { definition: "http-fixer", input: { priority: 2 } } }, 422, "STEAD_SCHEMA_MISMATCH", { field: "body.input.issue" }],
       [{ token: op, body: { definition: "http-fixer" } }, 422, "STEAD_SCHEMA_MISMATCH", { field: "body.input" }],
       [{ token: op, body: { definition: "http-nothing", input: {} } }, 404, "STEAD_DEFINITION_NOT_FOUND", { definition: "http-nothing" }],
       [{ token: op, key: "ticket-8", body: { definition: "http-fixer", input: { issue: "another" } } }, 409, "STEAD_IDEMPOTENCY_CONFLICT"],

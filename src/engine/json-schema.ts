@@ -45,7 +45,11 @@ export function compileJsonSchema(schema: object): ValidateFunction {
   return validate;
 }
 
-/** Where `value` breaks `schema`, each issue at a JSON Pointer ("" for the value itself); empty when it conforms. */
+/**
+ * Where `value` breaks `schema`, each issue at a JSON Pointer ("" for the value itself); empty
+ * when it conforms. A missing required property is placed at the property, as a definition's own
+ * schema places it: its place names what to add.
+ */
 export function jsonSchemaIssues(schema: object, value: unknown): InputIssue[] {
   const validate = compileJsonSchema(schema);
   return validate(value) ? [] : (validate.errors ?? []).map(issueOf);
@@ -54,7 +58,7 @@ export function jsonSchemaIssues(schema: object, value: unknown): InputIssue[] {
 function issueOf(e: ErrorObject): InputIssue {
   const params = e.params as { missingProperty?: unknown; additionalProperty?: unknown };
   if (e.keyword === "required" && typeof params.missingProperty === "string") {
-    return { path: e.instancePath, message: e.message ?? `must have required property '${params.missingProperty}'` };
+    return { path: `${e.instancePath}/${pointerSegment(params.missingProperty)}`, message: "is required" };
   }
   if (e.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
     return { path: `${e.instancePath}/${pointerSegment(params.additionalProperty)}`, message: "is not a property the schema allows" };
