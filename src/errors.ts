@@ -216,7 +216,7 @@ export const ERROR_CODES = {
     http: 403,
   },
   STEAD_NO_ROUTE: {
-    when: "a request names a path or method the server's API does not have",
+    when: "a request names a path the server's API does not have",
     action: "see the API's routes in its OpenAPI document (GET /api/v1/openapi.json)",
     exit: "refused",
     http: 404,
@@ -226,6 +226,12 @@ export const ERROR_CODES = {
     action: "wait the Retry-After seconds and retry with a live token; behind a proxy, start the server with `--trust-proxy` so each client is its own address",
     exit: "refused",
     http: 429,
+  },
+  STEAD_METHOD_NOT_ALLOWED: {
+    when: "a request uses a method its path does not take (the path is served with others, which the answer's `Allow` header lists)",
+    action: "send the request with a method the `Allow` header lists; the API's routes are in its OpenAPI document (GET /api/v1/openapi.json). Nothing was written.",
+    exit: "refused",
+    http: 405,
   },
   STEAD_TOO_MANY_STREAMS: {
     when: "the server has as many live event streams open as it serves (`stead serve --max-streams`)",

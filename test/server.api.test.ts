@@ -104,7 +104,7 @@ describe.each(STORE_KINDS)("the HTTP API on %s", (kind) => {
       ["GET", `/runs?limit=0`, {}, 400, "STEAD_BAD_OPTION", { field: "query.limit" }],
       ["GET", `/runs/${"x".repeat(300)}`, {}, 400, "STEAD_BAD_OPTION", { field: "path.runId" }],
       ["GET", `/nothing-here`, {}, 404, "STEAD_NO_ROUTE"],
-      ["DELETE", `/runs/${id}`, { token: tokens.operator }, 404, "STEAD_NO_ROUTE"],
+      ["DELETE", `/runs/${id}`, { token: tokens.operator }, 405, "STEAD_METHOD_NOT_ALLOWED"],
     ];
     for (const [method, path, init, status, code, more] of cases) {
       const r = await call(method, path, init);

@@ -5,12 +5,14 @@
  * size, token (the bearer header, else the browser-session cookie, whose POSTs must carry an
  * Origin), role, then params, query and body against the route's schemas; only then the
  * handler. /mcp takes the same first checks, then refuses a request with no token unless reads
- * are served anonymously; each tool call then checks the role for its own action (mcp/).
+ * are served anonymously; each tool call then checks the role for its own action (mcp/). A path
+ * served with other methods than the request's is 405 with `Allow`; only a path no route has is 404.
  */
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { SteadError } from "../errors.js";
 import type { Stead } from "../stead/stead.js";
+import { allowedMethods } from "./allowed-methods.js";
 import { actionsFor, requireAccess, type Authenticate } from "./auth.js";
 import { AUTH_ME_PATH, registerBrowserAuth } from "./browser-auth.js";
 import { BrowserSessions, sessionCookieName } from "./browser-sessions.js";
@@ -89,7 +91,17 @@ export function createApi(options: ApiOptions): Hono {
   };
 
   app.onError((e, c) => problem(c, e, options.logError));
-  app.notFound((c) => problem(c, new SteadError("STEAD_NO_ROUTE", `no route ${c.req.method} ${new URL(c.req.url).pathname}`, { fix: `see GET ${API_PREFIX}/openapi.json` })));
+  // Read when the first request finds no route: every route is registered by then.
+  let allow: ((path: string) => string[]) | undefined;
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    allow ??= allowedMethods(app.routes.filter((r) => r.handler !== refuseMcpMethod));
+    const methods = allow(path);
+    if (methods.length === 0) return problem(c, new SteadError("STEAD_NO_ROUTE", `no route ${c.req.method} ${path}`, { fix: `see GET ${API_PREFIX}/openapi.json` }));
+    const refused = problem(c, new SteadError("STEAD_METHOD_NOT_ALLOWED", `${path} does not take ${c.req.method.slice(0, 20)}: it takes ${methods.join(", ")}`, { fix: `send ${methods.join(" or ")} (see GET ${API_PREFIX}/openapi.json)` }));
+    refused.headers.set("Allow", methods.join(", "));
+    return refused;
+  });
 
   app.use("*", async (c, next) => {
     const host = (c.req.header("host") ?? "").toLowerCase();
@@ -140,7 +152,7 @@ export function createApi(options: ApiOptions): Hono {
     const { mcpResponse } = await mcpHttp();
     return mcpResponse(c.req.raw, { stead: options.stead, caller: tokenCaller(who, options.anonymousReads), maxBodyBytes: maxBody, ...(options.logError ? { logError: options.logError } : {}) });
   });
-  app.on(["GET", "DELETE"], MCP_PATH, async () => (await mcpHttp()).mcpMethodNotAllowed());
+  app.on(["GET", "DELETE"], MCP_PATH, refuseMcpMethod);
 
   for (const r of ROUTES) {
     const handler = async (c: Context) => {
@@ -170,6 +182,9 @@ export function createApi(options: ApiOptions): Hono {
   }
   return app;
 }
+
+/** /mcp's own 405 to GET and DELETE (JSON-RPC shaped): registered as a route, yet not a method /mcp takes. */
+const refuseMcpMethod = async (): Promise<Response> => (await mcpHttp()).mcpMethodNotAllowed();
 
 /**
  * No caching unless the answer set its own, and no content sniffing, on every answer. Set on the
