@@ -101,6 +101,23 @@ export function isSealedText(value: string): boolean {
   return value.startsWith(TEXT_PREFIX);
 }
 
+/** The id of the data key a sealed text names (unauthenticated: for messages), or undefined when it is not sealed. */
+export function sealedKeyId(value: string): string | undefined {
+  if (!value.startsWith(TEXT_PREFIX)) return undefined;
+  const colon = value.indexOf(":", TEXT_PREFIX.length);
+  return colon < 0 ? undefined : value.slice(TEXT_PREFIX.length, colon);
+}
+
+/** Whether `bytes` are a sealed blob's (sealBytes), by their first byte; no plain blob starts so (workspace/blob-codec.ts). */
+export function isSealedBytes(bytes: Uint8Array): boolean {
+  return bytes[0] === BYTES_MAGIC;
+}
+
+/** The id of the data key sealed bytes name (unauthenticated: for messages). */
+export function sealedBytesKeyId(bytes: Buffer): string {
+  return bytes.toString("utf8", 2, 2 + (bytes[1] ?? 0));
+}
+
 export function openText(keys: ReadonlyMap<string, Buffer>, sealed: string, aad: string): string {
   if (!sealed.startsWith(TEXT_PREFIX)) throw new SealError("not sealed");
   const colon = sealed.indexOf(":", TEXT_PREFIX.length);

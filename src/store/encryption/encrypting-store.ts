@@ -10,8 +10,10 @@
  * the root hash of each snapshot's (encrypted) tree.
  *
  * Invariant: the caller's objects are never changed (the redacting store above relies on handing
- * the engine what it wrote); a plain store's calls pass through untouched. The keyring is read by
- * `migrate`/`check` (Stead calls one before anything else) and refused there if missing.
+ * the engine what it wrote). A plain store's writes pass through untouched and its reads are only
+ * checked: a sealed value there (its key rows deleted) fails its read, never returned as data. The
+ * keyring is read by `migrate`/`check` (Stead calls one before anything else) and refused there if
+ * missing, or if the store's runs are sealed and it has no key rows (keyring.ts).
  */
 import { SteadError } from "../../errors.js";
 import type {
@@ -19,6 +21,7 @@ import type {
   DataKeyRow,
   BlobWrite,
   ClaimedRun,
+  EventRow,
   EventWrite,
   IdempotencyRow,
   IdempotencyWrite,
@@ -31,12 +34,12 @@ import type {
   Unit,
 } from "../types.js";
 import { DATA_KEYS_VERSION } from "../schema/tables.js";
-import { openBytes, openText, sealBytes, sealText, SealError } from "./cipher.js";
+import { isSealedBytes, isSealedText, openBytes, openText, sealBytes, sealedBytesKeyId, sealedKeyId, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
 import { layeredStore } from "../layered-store.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
-import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, SEALED_FIELD, type Opener } from "./sealed-values.js";
+import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, plainEvent, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
 export interface EncryptingStore extends Store, KeyAdoption {
   /** The keyring once read; null for a plain store (or before migrate/check). */
@@ -62,6 +65,32 @@ function tampered(aad: string, e: unknown): SteadError {
 }
 
 const notSealed = (aad: string): SteadError => tampered(aad, new SealError("not sealed"));
+
+/** A sealed value where the store holds no key: sealed by a key whose row is gone. */
+const sealedWithoutKey = (aad: string, value: string): SteadError => tampered(aad, new SealError("unknown key", sealedKeyId(value) ?? "?"));
+
+/** The opener of a store without keys: a plain value is returned as it is; a sealed one is never returned. */
+const refuseSealed: Opener = (value, aad) => {
+  if (value !== null && isSealedText(value)) throw sealedWithoutKey(aad, value);
+  return value;
+};
+
+function plainBlob(b: BlobRow): BlobRow {
+  if (isSealedBytes(b.data)) throw tampered(`blobs|${b.hash}|data`, new SealError("unknown key", sealedBytesKeyId(b.data)));
+  return b;
+}
+
+function openIdempotency(o: Opener, k: IdempotencyRow): IdempotencyRow {
+  const summary = o(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary"));
+  const result = o(k.result, at.idempotency(k.verb, k.scope, k.key, "result"));
+  return summary === k.summary && result === k.result ? k : { ...k, summary, result };
+}
+
+function claimed(o: Opener, c: ClaimedRun): ClaimedRun {
+  const run = openRun(o, c.run);
+  const journal = c.journal.map((s) => openStep(o, s));
+  return run === c.run && journal.every((s, i) => s === c.journal[i]) ? c : { ...c, run, journal };
+}
 
 class Sealer {
   constructor(private readonly ring: Keyring) {}
@@ -102,10 +131,6 @@ class Sealer {
     return { ...k, summary: this.seal(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary")), result: this.seal(k.result, at.idempotency(k.verb, k.scope, k.key, "result")) };
   }
 
-  openIdempotency(k: IdempotencyRow): IdempotencyRow {
-    return { ...k, summary: this.open(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary")), result: this.open(k.result, at.idempotency(k.verb, k.scope, k.key, "result")) };
-  }
-
   /** `waitSeqs`: each resolved wait's journal position (its result is sealed as that step's output). */
   mutation(m: Mutation, waitSeqs: ReadonlyMap<string, number>): Mutation {
     const id = m.runId;
@@ -127,10 +152,6 @@ class Sealer {
     if (m.idempotency) out.idempotency = this.idempotency(m.idempotency);
     if (m.events) out.events = this.events(id, m.events);
     return out;
-  }
-
-  claimed(c: ClaimedRun): ClaimedRun {
-    return { ...c, run: openRun(this.open, c.run), journal: c.journal.map((s) => openStep(this.open, s)) };
   }
 
   blobs(blobs: readonly BlobWrite[]): BlobWrite[] {
@@ -182,6 +203,13 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     return out;
   };
 
+  /** How this store's reads open a value: sealed ones by the keyring; with none, any sealed value is refused. */
+  const opener = (): Opener => sealer?.open ?? refuseSealed;
+  const eventOpener = (): ((e: EventRow) => EventRow) => {
+    const s = sealer;
+    return s ? (e) => openEvent(s.open, e, notSealed) : (e) => plainEvent(e, sealedWithoutKey);
+  };
+
   const own: Partial<Record<keyof Store, unknown>> = {
     async migrate() {
       await store.migrate();
@@ -209,85 +237,89 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     },
     async getRun(id: string) {
       const r = await store.getRun(id);
-      return r && sealer ? openRun(sealer.open, r) : r;
+      return r && openRun(opener(), r);
     },
     async listRuns(query?: Parameters<Store["listRuns"]>[0]) {
       const page = await store.listRuns(query);
-      const s = sealer;
-      return s ? { ...page, runs: page.runs.map((r) => openRun(s.open, r)) } : page;
+      const o = opener();
+      return { ...page, runs: page.runs.map((r) => openRun(o, r)) };
     },
     async runActivity(runIds: readonly string[]) {
       const rows = await store.runActivity(runIds);
-      const s = sealer;
-      return s ? rows.map((a) => ({ ...a, openWaits: a.openWaits.map((w) => openWait(s.open, w)), openHolds: a.openHolds.map((h) => openHold(s.open, h)) })) : rows;
+      const o = opener();
+      return rows.map((a) => ({ ...a, openWaits: a.openWaits.map((w) => openWait(o, w)), openHolds: a.openHolds.map((h) => openHold(o, h)) }));
     },
     async completedStep(runId: string, stepId: string) {
       const r = await store.completedStep(runId, stepId);
-      return r && sealer ? openStep(sealer.open, r) : r;
+      return r && openStep(opener(), r);
     },
     async journal(runId: string) {
       const rows = await store.journal(runId);
-      const s = sealer;
-      return s ? rows.map((r) => openStep(s.open, r)) : rows;
+      const o = opener();
+      return rows.map((r) => openStep(o, r));
     },
     async waits(runId: string) {
       const rows = await store.waits(runId);
-      const s = sealer;
-      return s ? rows.map((w) => openWait(s.open, w)) : rows;
+      const o = opener();
+      return rows.map((w) => openWait(o, w));
     },
     async dueTimers(now: number, limit: number) {
       const rows = await store.dueTimers(now, limit);
-      const s = sealer;
-      return s ? rows.map((w) => openWait(s.open, w)) : rows;
+      const o = opener();
+      return rows.map((w) => openWait(o, w));
     },
     async holds(filter?: Parameters<Store["holds"]>[0]) {
       const rows = await store.holds(filter);
-      const s = sealer;
-      return s ? rows.map((h) => openHold(s.open, h)) : rows;
+      const o = opener();
+      return rows.map((h) => openHold(o, h));
     },
     async events(filter?: Parameters<Store["events"]>[0]) {
       const rows = await store.events(filter);
-      const s = sealer;
-      return s ? rows.map((e) => openEvent(s.open, e, notSealed)) : rows;
+      const open = eventOpener();
+      return rows.map(open);
     },
     async eventsAfter(position: string | null, filter?: Parameters<Store["eventsAfter"]>[1]) {
       const page = await store.eventsAfter(position, filter);
-      const s = sealer;
-      return s ? { ...page, events: page.events.map((e) => openEvent(s.open, e, notSealed)) } : page;
+      const open = eventOpener();
+      return { ...page, events: page.events.map(open) };
     },
     async listSessions(filter?: Parameters<Store["listSessions"]>[0]) {
       const rows = await store.listSessions(filter);
-      const s = sealer;
-      return s ? rows.map((x) => (x.last?.error ? { ...x, last: { ...x.last, error: s.open(x.last.error, at.run(x.last.runId, "error")) } } : x)) : rows;
+      const o = opener();
+      return rows.map((x) => {
+        if (!x.last?.error) return x;
+        const error = o(x.last.error, at.run(x.last.runId, "error"));
+        return error === x.last.error ? x : { ...x, last: { ...x.last, error } };
+      });
     },
     async claim(request: Parameters<Store["claim"]>[0]) {
       const rows = await store.claim(request);
-      const s = sealer;
-      return s ? rows.map((c) => s.claimed(c)) : rows;
+      const o = opener();
+      return rows.map((c) => claimed(o, c));
     },
     async claimable(request: Parameters<Store["claimable"]>[0]) {
       const rows = await store.claimable(request);
-      const s = sealer;
-      return s ? rows.map((c) => s.claimed(c)) : rows;
+      const o = opener();
+      return rows.map((c) => claimed(o, c));
     },
     async idempotencyKey(verb: string, scope: string, key: string) {
       const r = await store.idempotencyKey(verb, scope, key);
-      return r && sealer ? sealer.openIdempotency(r) : r;
+      return r && openIdempotency(opener(), r);
     },
     async deleteRunTrees(roots: readonly string[], o: RetentionOptions) {
-      const s = sealer;
       const keeps = o.summaryKeeps;
-      if (!s || !keeps) return store.deleteRunTrees(roots, o);
-      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (output, runId) => keeps(s.open(output, at.run(runId, "output")), runId) });
+      if (!keeps) return store.deleteRunTrees(roots, o);
+      const open = opener();
+      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (output, runId) => keeps(open(output, at.run(runId, "output")), runId) });
     },
     async snapshots(runId: string) {
       const rows = await store.snapshots(runId);
-      const s = sealer;
-      return s ? rows.map((x) => openSnapshot(s.open, x)) : rows;
+      const o = opener();
+      return rows.map((x) => openSnapshot(o, x));
     },
     async getSnapshot(runId: string, where: Parameters<Store["getSnapshot"]>[1]) {
       const r = await store.getSnapshot(runId, where);
-      return r && sealer ? openSnapshot(sealer.open, r) : r;
+      return r && openSnapshot(opener(), r);
     },
     async putBlobs(blobs: readonly BlobWrite[]) {
       return store.putBlobs(sealer ? sealer.blobs(blobs) : blobs);
@@ -301,7 +333,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async getBlobs(hashes: readonly string[]) {
       const r = ring;
       const s = sealer;
-      if (!r || !s) return store.getBlobs(hashes);
+      if (!r || !s) return (await store.getBlobs(hashes)).map(plainBlob);
       const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
       return (await store.getBlobs([...byAddress.keys()])).map((b) => s.openBlob(byAddress.get(b.hash) ?? b.hash, b));
     },

@@ -9,7 +9,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { SteadError } from "../../errors.js";
 import type { DataKeyRow, DataKeys, RunReads } from "../types.js";
-import { newKey, SealError, type DataKey } from "./cipher.js";
+import { newKey, SealError, sealedKeyId, type DataKey } from "./cipher.js";
 import type { KeyChain, KeyProvider } from "./key-providers.js";
 
 /** The id of the row holding the blob address key. */
@@ -34,9 +34,17 @@ const newDataKeyId = (): string => `d${Date.now().toString(36)}${randomBytes(3).
  * runs is set up encrypted (openers racing agree on the first rows written); one with runs in
  * plain text is refused.
  */
-export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns">, chain: KeyChain, options: { setUp: boolean }): Promise<Keyring | null> {
+export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns" | "listRuns">, chain: KeyChain, options: { setUp: boolean }): Promise<Keyring | null> {
   let rows = await store.dataKeys();
+  const sealed = await sealedRunValue(store);
   if (rows.length === 0) {
+    if (sealed) {
+      throw new SteadError(
+        "STEAD_DATA_TAMPERED",
+        `the store holds values sealed by data key ${sealed.keyId} (${sealed.where}), but its data_keys table holds no key: the rows were deleted. It never opens as a plain store; nothing was read or written`,
+        { fix: "restore the data_keys rows from a backup of this store (or the whole store: stead backup --restore, or stead import of its export), then open it with its key" },
+      );
+    }
     if (!chain.given || !options.setUp) return null;
     if ((await store.countRuns()) > 0) {
       throw new SteadError("STEAD_STORE_PLAIN", `a key was given (${chain.given.where}), but the store already holds runs in plain text; a store is encrypted from its creation only`, {
@@ -49,7 +57,31 @@ export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns">,
     await store.addDataKeys(first);
     rows = await store.dataKeys();
   }
+  if (sealed && !rows.some((r) => r.id === sealed.keyId)) {
+    throw new SteadError("STEAD_DATA_TAMPERED", `the store holds values sealed by data key ${sealed.keyId} (${sealed.where}), which its data_keys table does not hold: the row was deleted. Nothing was read or written`, {
+      fix: `restore the data_keys row ${sealed.keyId} from a backup of this store (or the whole store)`,
+    });
+  }
   return unwrapAll(rows, chain);
+}
+
+/**
+ * A sealed value of the newest, oldest or last changed run, with the data key it names. A store is
+ * encrypted from its creation, so every run's input is sealed in an encrypted store and none is in a
+ * plain one: these three runs tell which one a store is, its key rows aside (an encrypted store
+ * whose key rows were deleted must not open as plain). Three reads of one row on an index,
+ * whatever the store's size.
+ */
+async function sealedRunValue(store: Pick<RunReads, "listRuns">): Promise<{ keyId: string; where: string } | undefined> {
+  for (const query of [{ limit: 1 }, { limit: 1, order: "asc" }, { limit: 1, sort: "updatedAt" }] as const) {
+    for (const r of (await store.listRuns(query)).runs) {
+      for (const [column, value] of [["input", r.input], ["output", r.output], ["error", r.error]] as const) {
+        const keyId = value === null ? undefined : sealedKeyId(value);
+        if (keyId !== undefined) return { keyId, where: `runs row ${r.id} ${column}` };
+      }
+    }
+  }
+  return undefined;
 }
 
 async function wrapped(p: KeyProvider, id: string, key: Buffer, createdAt: number): Promise<DataKeyRow> {
@@ -91,7 +123,16 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = S
       active = { id: r.id, key };
     }
   }
-  if (!mac || !active) throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks its blob address key or every data key`, { fix: whose === STORE ? "restore it from a backup" : "export it again, unedited" });
+  if (!mac || !active) {
+    const lacks = mac ? "every data key" : `its blob address key (${MAC_KEY_ID})`;
+    // The store's own key rows gone is tampering with the store; a dump's, a dump to take again.
+    if (whose === STORE) {
+      throw new SteadError("STEAD_DATA_TAMPERED", `the store's data_keys table lacks ${lacks}: the row was deleted. Nothing was read or written`, {
+        fix: "restore the data_keys rows from a backup of this store (or the whole store)",
+      });
+    }
+    throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks ${lacks}`, { fix: "export it again, unedited" });
+  }
   const macKey = mac;
   return {
     active,

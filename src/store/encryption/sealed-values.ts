@@ -20,27 +20,43 @@ export const at = {
   blob: (address: string) => `blobs|${address}`,
 };
 
-/** Each row type's encrypted columns, for opening what a read returned. */
+/**
+ * Each row type's encrypted columns, for opening what a read returned. An opener returns the value
+ * it was given when there is nothing to open (a plain store's check): the row is then returned
+ * as it is, not copied.
+ */
 export type Opener = <T extends string | null>(value: T, aad: string) => T;
 
 export function openRun(o: Opener, r: RunRow): RunRow {
-  return { ...r, input: o(r.input, at.run(r.id, "input")), output: o(r.output, at.run(r.id, "output")), error: o(r.error, at.run(r.id, "error")) };
+  const input = o(r.input, at.run(r.id, "input"));
+  const output = o(r.output, at.run(r.id, "output"));
+  const error = o(r.error, at.run(r.id, "error"));
+  return input === r.input && output === r.output && error === r.error ? r : { ...r, input, output, error };
 }
 
 export function openStep(o: Opener, s: StepRow): StepRow {
-  return { ...s, output: o(s.output, at.step(s.runId, s.seq, "output")), error: o(s.error, at.step(s.runId, s.seq, "error")), checkpoint: o(s.checkpoint, at.step(s.runId, s.seq, "checkpoint")) };
+  const output = o(s.output, at.step(s.runId, s.seq, "output"));
+  const error = o(s.error, at.step(s.runId, s.seq, "error"));
+  const checkpoint = o(s.checkpoint, at.step(s.runId, s.seq, "checkpoint"));
+  return output === s.output && error === s.error && checkpoint === s.checkpoint ? s : { ...s, output, error, checkpoint };
 }
 
 export function openWait(o: Opener, w: WaitRow): WaitRow {
-  return { ...w, request: o(w.request, at.waitRequest(w.runId, w.name)), result: o(w.result, at.step(w.runId, w.seq, "output")) };
+  const request = o(w.request, at.waitRequest(w.runId, w.name));
+  const result = o(w.result, at.step(w.runId, w.seq, "output"));
+  return request === w.request && result === w.result ? w : { ...w, request, result };
 }
 
 export function openHold(o: Opener, h: HoldRow): HoldRow {
-  return { ...h, reason: o(h.reason, at.hold(h.runId, h.kind, h.seq, "reason")), details: o(h.details, at.hold(h.runId, h.kind, h.seq, "details")) };
+  const reason = o(h.reason, at.hold(h.runId, h.kind, h.seq, "reason"));
+  const details = o(h.details, at.hold(h.runId, h.kind, h.seq, "details"));
+  return reason === h.reason && details === h.details ? h : { ...h, reason, details };
 }
 
 export function openSnapshot(o: Opener, s: SnapshotRow): SnapshotRow {
-  return { ...s, notes: o(s.notes, at.snapshot(s.runId, s.seq, s.source, "notes")), checkpoint: o(s.checkpoint, at.snapshot(s.runId, s.seq, s.source, "checkpoint")) };
+  const notes = o(s.notes, at.snapshot(s.runId, s.seq, s.source, "notes"));
+  const checkpoint = o(s.checkpoint, at.snapshot(s.runId, s.seq, s.source, "checkpoint"));
+  return notes === s.notes && checkpoint === s.checkpoint ? s : { ...s, notes, checkpoint };
 }
 
 /** Event data keeps `step` and `attempt` in the clear beside `$sealed`: the store deletes a step attempt's live text by them. */
@@ -100,4 +116,22 @@ export function openEvent(o: Opener, e: EventRow, notSealed: (aad: string) => Er
   const sealed = fields[SEALED_FIELD];
   if (typeof sealed !== "string") throw notSealed(`events|${e.runId}/${e.seq}|data`);
   return { ...e, data: o(sealed, at.event(e.runId, e.type)) };
+}
+
+/**
+ * Event data read from a store with no keys: returned as it is, unless it is sealed (a `$sealed`
+ * field at its top), which `sealed` turns into the failure naming the row and the key.
+ */
+export function plainEvent(e: EventRow, sealed: (aad: string, value: string) => Error): EventRow {
+  // Only a `"$sealed"` key (or string) can mark sealed data: the text is parsed only when it holds one.
+  if (!e.data.includes(`"${SEALED_FIELD}"`)) return e;
+  let data: unknown;
+  try {
+    data = JSON.parse(e.data);
+  } catch {
+    return e;
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data) || !Object.hasOwn(data, SEALED_FIELD)) return e;
+  const value = (data as Record<string, unknown>)[SEALED_FIELD];
+  throw sealed(`events|${e.runId}/${e.seq}|data`, typeof value === "string" ? value : "");
 }
