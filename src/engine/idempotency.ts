@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { SteadError } from "../errors.js";
+import { argsDigestOf, plainDigest } from "../store/args-digest.js";
 import type { IdempotencyRow, IdempotencyWrite, Store } from "../store/types.js";
 import { idExcerpt } from "./ids.js";
 import { canonical } from "./canonical.js";
@@ -38,24 +38,27 @@ export function sameArgs(a: unknown, b: unknown): boolean {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
-function digestOf(args: unknown): string {
-  return createHash("sha256").update(JSON.stringify(canonical(args)) ?? "null").digest("hex");
-}
+const argsText = (args: unknown): string => JSON.stringify(canonical(args)) ?? "null";
 
 function summaryOf(args: unknown): string {
   const text = JSON.stringify(canonical(args)) ?? "null";
   return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
 }
 
-function writeOf(call: KeyedCall, result: unknown): IdempotencyWrite {
-  return { verb: call.verb, scope: call.scope, key: call.key, digest: digestOf(call.args), summary: summaryOf(call.args), result: JSON.stringify(result), actor: call.by, ttlMs: call.ttlMs };
+function writeOf(store: Store, call: KeyedCall, result: unknown): IdempotencyWrite {
+  return { verb: call.verb, scope: call.scope, key: call.key, digest: argsDigestOf(store, argsText(call.args)), summary: summaryOf(call.args), result: JSON.stringify(result), actor: call.by, ttlMs: call.ttlMs };
 }
 
-/** The first call's result when this key is recorded with the same arguments; a conflict when with others. */
+/**
+ * The first call's result when this key is recorded with the same arguments; a conflict when with
+ * others. A key recorded before digests were redacted and keyed holds the arguments' plain
+ * SHA-256: it is recognised by that until it expires (the store returns no expired key).
+ */
 async function recorded<T>(store: Store, call: KeyedCall): Promise<T | undefined> {
   const row = await store.idempotencyKey(call.verb, call.scope, call.key);
   if (!row) return undefined;
-  if (row.digest !== digestOf(call.args)) throw conflict(call, row);
+  const text = argsText(call.args);
+  if (row.digest !== argsDigestOf(store, text) && row.digest !== plainDigest(text)) throw conflict(call, row);
   return JSON.parse(row.result) as T;
 }
 
@@ -79,7 +82,7 @@ export async function onceByKey<T extends object>(store: Store, call: KeyedCall 
   const first = await recorded<T>(store, call);
   if (first !== undefined) return { ...first, already: true };
   try {
-    return await act((result) => writeOf(call, result));
+    return await act((result) => writeOf(store, call, result));
   } catch (e) {
     // A concurrent call with the same key may have won: its result is this call's too.
     const won = await recorded<T>(store, call);

@@ -205,7 +205,7 @@ export interface IdempotencyWrite {
   verb: string;
   scope: string;
   key: string;
-  /** Digest of the command's arguments: a repeat with other arguments is refused. */
+  /** Digest of the command's arguments, as the store's layers take it (args-digest.ts): a repeat with other arguments is refused. */
   digest: string;
   /** The arguments as people read them (bounded), to name the first use in a refusal. */
   summary: string;
@@ -340,7 +340,11 @@ export interface SnapshotWrite {
   /** The step at `seq`; null for `start`. */
   stepId: string | null;
   source: SnapshotSource;
-  /** Hash of the root tree object (a blob): the whole manifest, reachable from it. */
+  /**
+   * Hash of the root tree object (a blob): the whole manifest, reachable from it. An encrypted store
+   * keeps it keyed instead (`keyed:<the tree object's blob address>`, encryption/keyed-roots.ts),
+   * which is what its reads return; workspace/tree-loader.ts reads either.
+   */
   root: string;
   /** Files (and links) in the snapshot. */
   files: number;

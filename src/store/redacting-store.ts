@@ -12,6 +12,7 @@
 import type { Redactor } from "../redactor.js";
 import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
 
+import { argsDigestOf } from "./args-digest.js";
 import { layeredStore } from "./layered-store.js";
 
 export const REDACTED_EVENT = "payload.redacted";
@@ -117,8 +118,11 @@ export function redactingStore(store: Store, redactor: Redactor): Store {
     }
     return rawCommit(units, options);
   };
+  // Arguments are digested as they are stored, secrets redacted: a digest of a secret would confirm a guess of it.
+  const argsDigest = (text: string): string => argsDigestOf(store, redactor.json(text).text);
   return layeredStore(store, new Map<PropertyKey, unknown>([
     ["createRun", createRun],
     ["commit", commit],
+    ["argsDigest", argsDigest],
   ]));
 }

@@ -20,20 +20,24 @@ export function encodeBlob(content: Uint8Array): Buffer {
 
 /** The content of a stored blob, checked against its hash (a damaged blob is never restored). */
 export function decodeBlob(hash: string, data: Buffer): Buffer {
-  const marker = data[0];
-  let content: Buffer;
-  try {
-    if (marker === RAW) content = data.subarray(1);
-    else if (marker === DEFLATE) content = inflateRawSync(data.subarray(1));
-    else throw new Error(`unknown blob format ${String(marker)}`);
-  } catch (e) {
-    throw damaged(hash, e instanceof Error ? e.message : String(e));
-  }
+  const content = blobContent(hash, data);
   if (sha256(content) !== hash) throw damaged(hash, "its content does not match its hash");
   return content;
 }
 
-function damaged(hash: string, why: string): SteadError {
+/** The content of a stored blob, unchecked: the caller checks it (`name` names the blob in errors). */
+export function blobContent(name: string, data: Buffer): Buffer {
+  const marker = data[0];
+  try {
+    if (marker === RAW) return data.subarray(1);
+    if (marker === DEFLATE) return inflateRawSync(data.subarray(1));
+    throw new Error(`unknown blob format ${String(marker)}`);
+  } catch (e) {
+    throw damaged(name, e instanceof Error ? e.message : String(e));
+  }
+}
+
+export function damaged(hash: string, why: string): SteadError {
   return new SteadError("STEAD_SNAPSHOT_DAMAGED", `workspace blob ${hash.slice(0, 12)} is damaged (${why})`, {
     fix: "the store holds a damaged snapshot; restore another snapshot of the run",
   });

@@ -5,9 +5,10 @@
  * requests and results; holds' reasons and details; event data (but `step` and `attempt`, and a
  * step's completion, which holds only what the steps table keeps in the clear); control
  * commands' recorded arguments and results; snapshots' notes and checkpoint metadata; workspace
- * blobs, kept under a keyed address (keyring.ts). In the clear: ids, names, kinds, statuses, times,
- * counts and sizes (what the store filters, sorts and joins on), the store's own lease events, and
- * the root hash of each snapshot's (encrypted) tree.
+ * blobs, kept under a keyed address (keyring.ts). Keyed, not plain: each snapshot's root
+ * (keyed-roots.ts) and each control command's idempotency digest (`argsDigest`), since a plain
+ * hash of sealed content confirms a guess of it. In the clear: ids, names, kinds, statuses, times,
+ * counts and sizes (what the store filters, sorts and joins on), and the store's own lease events.
  *
  * Invariant: the caller's objects are never changed (the redacting store above relies on handing
  * the engine what it wrote). A plain store's writes pass through untouched and its reads are only
@@ -37,6 +38,8 @@ import { DATA_KEYS_VERSION } from "../schema/tables.js";
 import { isSealedBytes, isSealedText, openBytes, openText, sealBytes, sealedBytesKeyId, sealedKeyId, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
+import { isKeyedRoot, keyedRoot, keyedRootAddress } from "./keyed-roots.js";
+import { plainDigest } from "../args-digest.js";
 import { layeredStore } from "../layered-store.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, plainEvent, SEALED_FIELD, type Opener } from "./sealed-values.js";
@@ -79,6 +82,12 @@ function plainBlob(b: BlobRow): BlobRow {
   if (isSealedBytes(b.data)) throw tampered(`blobs|${b.hash}|data`, new SealError("unknown key", sealedBytesKeyId(b.data)));
   return b;
 }
+
+/** A blob's address: a snapshot's keyed root names one itself; a content hash is keyed here. */
+const addressOf = (r: Keyring, hash: string): string => (isKeyedRoot(hash) ? keyedRootAddress(hash) : r.blobAddress(hash));
+
+/** How a keyed idempotency digest is spelt, apart from the plain SHA-256 hex of the form before it. */
+const KEYED_ARGS = "hmac:";
 
 function openIdempotency(o: Opener, k: IdempotencyRow): IdempotencyRow {
   const summary = o(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary"));
@@ -148,7 +157,14 @@ class Sealer {
     }
     if (m.holds) out.holds = m.holds.map((h) => ({ ...h, reason: this.seal(h.reason, at.hold(id, h.kind, h.seq, "reason")), details: this.seal(h.details, at.hold(id, h.kind, h.seq, "details")) }));
     if (m.newRuns) out.newRuns = m.newRuns.map((r) => this.run(r));
-    if (m.snapshots) out.snapshots = m.snapshots.map((s) => ({ ...s, notes: this.seal(s.notes, at.snapshot(id, s.seq, s.source, "notes")), checkpoint: this.seal(s.checkpoint, at.snapshot(id, s.seq, s.source, "checkpoint")) }));
+    if (m.snapshots) {
+      out.snapshots = m.snapshots.map((s) => ({
+        ...s,
+        root: isKeyedRoot(s.root) ? s.root : keyedRoot(this.ring.blobAddress(s.root)),
+        notes: this.seal(s.notes, at.snapshot(id, s.seq, s.source, "notes")),
+        checkpoint: this.seal(s.checkpoint, at.snapshot(id, s.seq, s.source, "checkpoint")),
+      }));
+    }
     if (m.idempotency) out.idempotency = this.idempotency(m.idempotency);
     if (m.events) out.events = this.events(id, m.events);
     return out;
@@ -327,16 +343,21 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async missingBlobs(hashes: readonly string[]) {
       const r = ring;
       if (!r) return store.missingBlobs(hashes);
-      const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
+      const byAddress = new Map(hashes.map((h) => [addressOf(r, h), h]));
       return (await store.missingBlobs([...byAddress.keys()])).map((a) => byAddress.get(a) ?? a);
     },
     async getBlobs(hashes: readonly string[]) {
       const r = ring;
       const s = sealer;
       if (!r || !s) return (await store.getBlobs(hashes)).map(plainBlob);
-      const byAddress = new Map(hashes.map((h) => [r.blobAddress(h), h]));
+      const byAddress = new Map(hashes.map((h) => [addressOf(r, h), h]));
       return (await store.getBlobs([...byAddress.keys()])).map((b) => s.openBlob(byAddress.get(b.hash) ?? b.hash, b));
     },
+  };
+  /** An encrypted store's idempotency digests are keyed; a plain store's are the store's own (or SHA-256). */
+  const argsDigest = (text: string): string => {
+    const r = ring;
+    return r ? `${KEYED_ARGS}${r.digest("idempotency arguments", text)}` : (store.argsDigest?.(text) ?? plainDigest(text));
   };
   const reloadKeys = (): Promise<void> => {
     opened = undefined;
@@ -371,6 +392,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
   const computed = new Map<PropertyKey, () => unknown>([
     ["keyring", () => ring],
     ["blobAddress", () => ring?.blobAddress],
+    ["argsDigest", () => argsDigest],
     ["reloadKeys", () => reloadKeys],
     ["adoptKeys", () => adoptKeys],
   ]);

@@ -15,6 +15,9 @@ import type { KeyChain, KeyProvider } from "./key-providers.js";
 /** The id of the row holding the blob address key. */
 export const MAC_KEY_ID = "mac";
 
+/** What a keyed digest is taken for: each has a key of its own, derived from the blob address key. */
+export type DigestPurpose = "idempotency arguments";
+
 export interface Keyring {
   /** Seals every new value. */
   readonly active: DataKey;
@@ -22,6 +25,8 @@ export interface Keyring {
   readonly keys: ReadonlyMap<string, Buffer>;
   /** The name a blob of content hash `hash` is kept under: a keyed digest, so the file alone never confirms a guess of a file's content. */
   readonly blobAddress: (hash: string) => string;
+  /** A keyed digest of `text` (hex), where a plain one would confirm a guess of a sealed value. */
+  readonly digest: (purpose: DigestPurpose, text: string) => string;
   /** Which key-encryption keys wrap the store's keys now. */
   readonly kekIds: readonly string[];
 }
@@ -133,12 +138,27 @@ async function unwrapAll(rows: readonly DataKeyRow[], chain: KeyChain, whose = S
     }
     throw new SteadError("STEAD_KEY_MISSING", `${whose} lacks ${lacks}`, { fix: "export it again, unedited" });
   }
-  const macKey = mac;
+  return { active, keys, kekIds: [...new Set(rows.map((r) => r.kekId))], ...keyedDigests(mac) };
+}
+
+/**
+ * Every keyed digest of a store, from its blob address key (the `mac` row, which no rotation
+ * replaces and an import takes with the store's data keys, so digests stay valid across both).
+ * Blob addresses are HMAC-SHA-256 under that key itself (as they were first written); any other
+ * digest is under a key derived from it for its purpose alone (the derivation's text, with its
+ * NUL, is never a content hash), so no digest of one kind can be passed off as another, nor as a
+ * blob address.
+ */
+function keyedDigests(mac: Buffer): Pick<Keyring, "blobAddress" | "digest"> {
+  const derived = new Map<DigestPurpose, Buffer>();
+  const keyFor = (purpose: DigestPurpose): Buffer => {
+    let k = derived.get(purpose);
+    if (!k) derived.set(purpose, (k = createHmac("sha256", mac).update(`stead digest key\0${purpose}`).digest()));
+    return k;
+  };
   return {
-    active,
-    keys,
-    kekIds: [...new Set(rows.map((r) => r.kekId))],
-    blobAddress: (hash) => createHmac("sha256", macKey).update(hash).digest("hex"),
+    blobAddress: (hash) => createHmac("sha256", mac).update(hash).digest("hex"),
+    digest: (purpose, text) => createHmac("sha256", keyFor(purpose)).update(text).digest("hex"),
   };
 }
 

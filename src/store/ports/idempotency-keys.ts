@@ -10,4 +10,10 @@ export interface IdempotencyKeys {
 
   /** Deletes expired idempotency keys; returns how many. */
   pruneIdempotencyKeys(): Promise<number>;
+
+  /**
+   * The digest arguments (their canonical JSON text) are recorded by, when a layer takes it
+   * otherwise than SHA-256 (args-digest.ts): after redaction, keyed on an encrypted store.
+   */
+  readonly argsDigest?: (text: string) => string;
 }
