@@ -695,10 +695,20 @@ export class Stead {
     return gcWorkspaces(this.store, options);
   }
 
-  /** Whether the store is encrypted; its keys, the key-encryption key wrapping each, and whether this machine holds it. */
+  /**
+   * Whether the store is encrypted; its keys, the key-encryption key wrapping each, and whether this
+   * machine holds it. Answered where this machine lacks the key too (`held: false`): that is what
+   * it reports. Any other refusal of the store (damaged, unreachable) is thrown.
+   */
   async keysStatus(): Promise<KeysStatus> {
-    await this.ready();
-    return keysStatus(this.store, this.keyChain);
+    let opens = true;
+    try {
+      await this.ready();
+    } catch (e) {
+      if (!(e instanceof SteadError) || (e.code !== "STEAD_KEY_MISSING" && e.code !== "STEAD_KEY_WRONG")) throw e;
+      opens = false;
+    }
+    return keysStatus(this.store, this.keyChain, opens);
   }
 
   /**

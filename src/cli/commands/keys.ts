@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
 import { createStead } from "../../stead/create-stead.js";
-import { defaultKeyDir, discardKey, keyToUse, type KeyRotation } from "../../stead/keys.js";
+import { defaultKeyDir, discardKey, keyFileIn, keyToUse, type KeyRotation, type KeysStatus } from "../../stead/keys.js";
 import { act, example, print, printJson, storeOption, withStead } from "../context.js";
 import { age, table } from "../format.js";
 
@@ -49,13 +49,19 @@ export function registerKeys(program: Command): void {
     .option("--json", "print JSON")
     .action(
       act(async (o: { json?: boolean }, cmd: Command) => {
-        await withStead(cmd, "read", async (stead) => {
+        // Not withStead: a store this machine lacks the key of does not open, and that is what status reports.
+        const store = storeOption(cmd);
+        const stead = createStead({ ...(store === undefined ? {} : { store }), create: false, readonly: true });
+        try {
           const s = await stead.keysStatus();
           if (o.json) return printJson(s);
           if (!s.encrypted) return print(`the store ${stead.location} is not encrypted (a new one is: stead keys init)`);
           print(`the store ${stead.location} is encrypted; new values are sealed by data key ${s.active ?? "-"}`);
           print(table(["KEY", "FOR", "WRAPPED BY", "HELD HERE BY", "CREATED"], s.keys.map((k) => [k.id, k.purpose, k.kekId, k.heldBy ?? "-", age(k.createdAt)])));
-        });
+          for (const line of heldLines(s)) print(line);
+        } finally {
+          await stead.close();
+        }
       }),
     );
   example(status, "stead keys status", "stead keys status --json");
@@ -84,4 +90,16 @@ export function registerKeys(program: Command): void {
       }),
     );
   example(rotate, "stead keys rotate", "stead keys rotate --key-file /secure/stead-2027.key");
+}
+
+/** Whether this machine holds each key-encryption key the store's keys are wrapped by, and what to do where it does not. */
+function heldLines(s: KeysStatus): string[] {
+  const byKek = new Map(s.keys.map((k) => [k.kekId, k.heldBy]));
+  return [...byKek].map(([kekId, heldBy]) => {
+    if (heldBy === null) {
+      return `this machine does not hold key ${kekId}, so the store does not open here: put its key file at ${keyFileIn(s.keyDir, kekId)} (the key directory), or set STEAD_ENCRYPTION_KEY_FILE to it (or STEAD_ENCRYPTION_KEY to the key)`;
+    }
+    if (!s.held) return `${heldBy} is named for key ${kekId} but does not unwrap the store's keys: put the key ${kekId} there (the store does not open here until then)`;
+    return `this machine holds key ${kekId} (${heldBy})`;
+  });
 }

@@ -100,7 +100,7 @@ export function createKeyFile(options: { dir?: string; path?: string } = {}): Ke
 export class KeyChain {
   constructor(
     readonly given: KeyProvider | undefined,
-    private readonly dir: string = defaultKeyDir(),
+    readonly dir: string = defaultKeyDir(),
   ) {}
 
   /** The provider holding `kekId`, or undefined. */
