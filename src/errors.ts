@@ -200,7 +200,12 @@ export const ERROR_CODES = {
   STEAD_KEY_MISSING: { when: "the store is encrypted and none of the keys its data keys were wrapped with is configured here (no key file at the default place, no STEAD_ENCRYPTION_KEY or STEAD_ENCRYPTION_KEY_FILE, no key provider given)", action: "give the key the store was encrypted with (the message names its id); a store never opens in plain text", exit: "refused", http: 503 },
   STEAD_KEY_WRONG: { when: "the key given does not unwrap the store's data keys: another store's key, an edited key file, or a provider that answers with a different key", action: "give the key named in the message (its id is the key file's name)", exit: "refused", http: 503 },
   STEAD_STORE_PLAIN: { when: "a key was given for a store that already holds runs in plain text (a store is encrypted only from its creation)", action: "open it without a key, or move its runs into a new encrypted store", exit: "refused", http: 503 },
-  STEAD_DATA_TAMPERED: { when: "a value in an encrypted store failed its authentication: its bytes were changed, it was moved from another row or column, or plain text was written into an encrypted column", action: "restore the store from a backup; the message names the table, row and column. Nothing was returned from it.", exit: "store", http: 500 },
+  STEAD_DATA_TAMPERED: {
+    when: "a value in an encrypted store failed its authentication: its bytes were changed, it was moved from another row or column, or plain text was written into an encrypted column; or the store's key rows (data_keys) were deleted while its values are sealed, or a sealed value was read where the store has no key for it",
+    action: "restore the store (or the rows the message names) from a backup; the message names the table, row and column, or the missing data key. Nothing was returned from it, and nothing was written.",
+    exit: "store",
+    http: 500,
+  },
   STEAD_STORAGE_FULL: { when: "the store cannot write for lack of space", action: "free space where the store lives (or raise its size limit); held runs continue by themselves", exit: "store", http: 507 },
   STEAD_INVALID_MUTATION: {
     when: "a write sent to the store breaks its protocol (a bug in Stead, or in code that calls the store directly)",

@@ -24,7 +24,7 @@ export const EXIT_CODE_HELP: readonly { code: ExitCode; meaning: string }[] = [
   { code: EXIT.held, meaning: "the run is on hold until a person releases it" },
   { code: EXIT.paused, meaning: "the run is paused" },
   { code: EXIT.cancelled, meaning: "the run was cancelled" },
-  { code: EXIT.store, meaning: "the store is gone (deleted or replaced while in use), cannot write (full), or cannot be reached" },
+  { code: EXIT.store, meaning: "the store is gone (deleted or replaced while in use), cannot write (full), cannot be reached, or holds damaged or tampered data (STEAD_DATA_TAMPERED: restore it from a backup)" },
   { code: EXIT.internal, meaning: "internal error (a bug in stead or the store)" },
   { code: EXIT.interrupted, meaning: "interrupted by SIGINT/SIGTERM before the run settled (it was handed back)" },
 ];
