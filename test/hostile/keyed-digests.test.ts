@@ -133,6 +133,10 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     const { s } = await encrypted("kd-enc");
     const sealed = await runKeyed(s, "kd-e", workspace(), { amount: 4217, note: "ok" });
     expect(found(await storeFiles(s), sealed)).toEqual([]);
+    // Every read of a snapshot finds its tree by the keyed root.
+    expect((await s.stead.diff("kd-e", "start", "write")).added).toEqual(["amount.txt"]);
+    expect((await s.stead.snapshotEntries("kd-e", { step: "write" })).entries.map((e) => e.path)).toEqual(["amount.txt"]);
+    expect((await s.stead.snapshotFiles("kd-e", { step: "write" })).files.map((f) => f.content)).toEqual([FILE_TEXT]);
     // Repeats are still recognised by the keyed digest, and other arguments refused.
     expect(await s.stead.signal("kd-e", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-e" })).toMatchObject({ already: true });
     expect(await caught(() => s.stead.signal("kd-e", "confirm", { amount: 4218, note: "ok" }, { idempotencyKey: "confirm-kd-e" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
