@@ -4,7 +4,8 @@
  * are keyed with. Read from the store's data_keys rows, each unwrapped by the key-encryption key
  * that wrapped it (key-providers.ts).
  *
- * Invariant: a store with data key rows never yields a plain keyring: no key means a refusal.
+ * Invariant: a store with data key rows, or whose runs are sealed, never yields a plain keyring:
+ * no key means a refusal.
  */
 import { createHmac, randomBytes } from "node:crypto";
 import { SteadError } from "../../errors.js";
@@ -37,11 +38,15 @@ const newDataKeyId = (): string => `d${Date.now().toString(36)}${randomBytes(3).
 /**
  * The store's keyring, or null for a plain store. With `chain.given` a store with no keys and no
  * runs is set up encrypted (openers racing agree on the first rows written); one with runs in
- * plain text is refused.
+ * plain text is refused. A store whose runs are sealed by a data key it has no row for is refused
+ * (STEAD_DATA_TAMPERED) by every opener: deleting key rows never makes a store plain.
  */
 export async function openKeyring(store: DataKeys & Pick<RunReads, "countRuns" | "listRuns">, chain: KeyChain, options: { setUp: boolean }): Promise<Keyring | null> {
   let rows = await store.dataKeys();
   const sealed = await sealedRunValue(store);
+  // A key row is written before any value it seals: one missing from the first read may have been
+  // written since (another opener setting the store up, a rotation), and is there on a second.
+  if (sealed && !rows.some((r) => r.id === sealed.keyId)) rows = await store.dataKeys();
   if (rows.length === 0) {
     if (sealed) {
       throw new SteadError(
