@@ -38,8 +38,8 @@ export const ERROR_CODES = {
     http: 400,
   },
   STEAD_BAD_ID: {
-    when: "a run or session id given by the caller is malformed",
-    action: "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'",
+    when: "a run or session id given by the caller is malformed, or a run id chosen for a new run holds '.', which only a child run's id (<parent id>.<step id>) does",
+    action: "use 1-200 characters: letters, digits, '_', '.', ':' or '-', not starting with '-'; no '.' in the id of a new run you start or fork",
     exit: "refused",
     http: 400,
   },
@@ -98,7 +98,7 @@ export const ERROR_CODES = {
     http: 409,
   },
   STEAD_ID_TAKEN: {
-    when: "an id or name chosen by the caller is taken: a run with that id exists, a session with that id belongs to another agent, or a token that is not revoked has that name",
+    when: "an id or name chosen by the caller is taken: a run with that id exists, a session with that id belongs to another agent, or a token that is not revoked has that name; or a run's child cannot start because a run that is not that child holds its id (made before such ids were refused)",
     action: "choose another id or name (or omit a run id to get a fresh one; revoke the token first to reuse its name)",
     exit: "refused",
     http: 409,

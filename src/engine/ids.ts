@@ -22,7 +22,11 @@ export function newRunId(): string {
   return `run_${Date.now().toString(36)}${random}`;
 }
 
-/** Deterministic, so replaying the parent never creates a second child. */
+/**
+ * Deterministic, so replaying the parent never creates a second child. The '.' is what makes the
+ * id a child's: ids a caller chooses cannot hold one (`checkChosenRunId`), so no run but this
+ * parent's child can hold it, unless a store written before that rule holds one already.
+ */
 export function childRunId(parentId: string, stepId: string): string {
   const part = SAFE.test(stepId) ? stepId : createHash("sha256").update(stepId).digest("hex").slice(0, 12);
   return `${parentId}.${part}`;
@@ -38,6 +42,20 @@ const RUN_ID_RULE = "use 1-200 characters: letters, digits, '_', '.', ':' or '-'
 /** Refuses an id `isValidRunId` rejects; `what` names it ("run id", "session id"). */
 export function checkRunId(id: string, what = "run id"): void {
   if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_ID", `invalid ${what} ${idExcerpt(id, { quote: true })}`, { fix: RUN_ID_RULE });
+}
+
+const CHOSEN_RUN_ID_RULE = "choose an id without '.' (use '-', '_' or ':'): a child run's id is its parent's id, '.' and its step's id, and only a parent makes it";
+
+/**
+ * Refuses an id a caller chose for a new run (start, start by name, fork) unless it is valid and
+ * holds no '.'. Hazard: an id in a child's shape (`<parent>.<step>`) made before its parent makes
+ * it is a run the parent would find where its child belongs.
+ */
+export function checkChosenRunId(id: string): void {
+  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_ID", `invalid run id ${idExcerpt(id, { quote: true })}`, { fix: `${RUN_ID_RULE}; and ${CHOSEN_RUN_ID_RULE}` });
+  if (id.includes(".")) {
+    throw new SteadError("STEAD_BAD_ID", `run id ${idExcerpt(id, { quote: true })} holds '.', which only the id of a child run does (<parent id>.<step id>)`, { fix: CHOSEN_RUN_ID_RULE });
+  }
 }
 
 const EXCERPT = 48;

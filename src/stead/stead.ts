@@ -23,7 +23,7 @@ import { transcriptModule, whyModule } from "./lazy-reads.js";
 import * as listing from "../engine/run-listing.js";
 import type { AnyDefinition, WorkflowDefinition } from "../engine/definition.js";
 import { assertDistinctNames, isDefinition } from "../engine/definition.js";
-import { checkRunId, idExcerpt, newRunId } from "../engine/ids.js";
+import { checkChosenRunId, idExcerpt, newRunId } from "../engine/ids.js";
 import { checkedInput } from "../engine/input-schema.js";
 import { listDefinitions, type DefinitionView } from "../engine/served-definitions.js";
 import { listWorkers, type WorkerView } from "../engine/serving-workers.js";
@@ -240,7 +240,7 @@ export class Stead {
         fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
       });
     }
-    if (options.id !== undefined) checkRunId(options.id);
+    if (options.id !== undefined) checkChosenRunId(options.id);
     const encoded = encodePayload(input, `the input of ${definition.name}`, this.payloadLimit) ?? "null";
     // Only a declared input is awaited: without one, a start takes the turns it always took.
     if (definition.input) await checkedInput(definition, input, { fix: `pass an input that matches the input schema of ${definition.name}` });
@@ -570,7 +570,7 @@ export class Stead {
   }
 
   async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<admin.ForkResult>> {
-    if (options.id !== undefined) checkRunId(options.id);
+    if (options.id !== undefined) checkChosenRunId(options.id);
     const key = this.keyOption(options);
     await this.ready();
     return (await control()).fork(this.control, runId, options.at, options.id, options.by ?? null, key);

@@ -46,7 +46,7 @@ export function registerControl(program: Command): void {
       .description("a new run of the same definition and input, reusing the journal up to a step")
       .argument("<run>", "run id")
       .option("--at <step>", "reuse the journal up to and including this step (default: every finished entry)")
-      .option("--id <runId>", "the new run's id (default: a fresh one)")
+      .option("--id <runId>", "the new run's id, without '.' (kept for child runs); default: a fresh one")
       .option("--by <who>", "who forks it (default $USER@host)"),
   ).action(
       act(async (runId: string, o: { at?: string; id?: string; by?: string; idempotencyKey?: string }, cmd: Command) => {

@@ -44,7 +44,7 @@ export function registerDefinitions(program: Command): void {
       .argument("<name>", "a definition's name, as `stead definitions` lists it")
       .option("--input <json>", "the run's input, as JSON (- reads it from standard input)")
       .option("--input-file <path>", "read the run's input, as JSON, from this file")
-      .option("--id <runId>", "the run's id (default: a fresh one)")
+      .option("--id <runId>", "the run's id, without '.' (kept for child runs); default: a fresh one")
       .option("--workspace <dir>", "a directory the run works in, on the machine of the worker that runs it")
       .option("--by <who>", "who starts it (default $USER@host)")
       .option("--json", "print JSON: { id, already, served, workers }"),

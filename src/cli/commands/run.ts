@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import type { WorkspacePolicy } from "../../workspace/restore.js";
 import { formatDuration, parseDuration } from "../../engine/durations.js";
-import { checkRunId } from "../../engine/ids.js";
+import { checkChosenRunId } from "../../engine/ids.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../../engine/payload.js";
 import type { Worker } from "../../worker/worker.js";
 import { SteadError } from "../../errors.js";
@@ -49,7 +49,7 @@ export function registerRun(program: Command): void {
     .option("--input <json>", "the run's input, as JSON (- reads it from standard input)")
     .option("--input-file <path>", "read the run's input, as JSON, from this file")
     .option("--workflow <name>", "which workflow, when the file exports several")
-    .option("--id <runId>", "the run's id (default: a fresh one)")
+    .option("--id <runId>", "the run's id, without '.' (kept for child runs); default: a fresh one")
     .option("--workspace <dir>", "a directory the run works in: snapshotted after each effect/tool step, restored when the run resumes")
     .addOption(workspacePolicyOption())
     .option("--idempotency-key <key>", "start at most one run for this key: a repeat follows the run the first call started")
@@ -62,7 +62,7 @@ export function registerRun(program: Command): void {
             fix: "pass it to `stead worker` instead",
           });
         }
-        if (o.id !== undefined) checkRunId(o.id);
+        if (o.id !== undefined) checkChosenRunId(o.id);
         // Input first: a bad --input must be refused before anything is loaded or written.
         const input: unknown = (await readJsonInput(o)) ?? null;
         const workspace = o.workspace === undefined ? undefined : checkWorkspace(o.workspace);

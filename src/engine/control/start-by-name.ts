@@ -7,7 +7,7 @@ import { SteadError, errorMessage } from "../../errors.js";
 import type { DefinitionRecord, Store } from "../../store/types.js";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import { DEFINITION_NAME } from "../definition.js";
-import { checkRunId, newRunId } from "../ids.js";
+import { checkChosenRunId, newRunId } from "../ids.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { inputMismatch } from "../input-schema.js";
 import { jsonSchemaIssues } from "../json-schema.js";
@@ -52,7 +52,7 @@ export async function startByName(store: Store, name: string, input: unknown, o:
       fix: "name a definition as `stead definitions` lists it: 1-128 letters, digits, '_', '.', ':' or '-'",
     });
   }
-  if (o.id !== undefined) checkRunId(o.id);
+  if (o.id !== undefined) checkChosenRunId(o.id);
   const encoded = encodePayload(input, `the input of ${name}`, o.payloadLimit) ?? "null";
   const stored = JSON.parse(encoded) as unknown;
   const workspace = o.workspace === undefined ? null : checkWorkspace(o.workspace);

@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { Mutation, RunRow, WaitOpen } from "../../store/types.js";
+import type { Mutation, RunRow, Store, WaitOpen } from "../../store/types.js";
 import type { WorkflowDefinition } from "../definition.js";
 import { childRunId } from "../ids.js";
 import { encodePayload } from "../payload.js";
@@ -30,6 +30,30 @@ export function childStart<I>(runId: string, id: string, def: WorkflowDefinition
       },
     ],
   };
+}
+
+/**
+ * The refusal of a new child whose id a run that is not that child holds already (another parent
+ * or none, another step, another definition), or undefined. Hazard: the store takes an existing
+ * id as a retry of the same creation, so without this the parent would wait for a run that never
+ * reports to it. Such a run predates the refusal of chosen ids with a '.' (`checkChosenRunId`),
+ * which leaves no caller able to make one between this read and the parent's write.
+ */
+export async function foreignChild(store: Pick<Store, "getRun">, newRuns: NonNullable<Mutation["newRuns"]>): Promise<SteadError | undefined> {
+  for (const r of newRuns) {
+    const held = await store.getRun(r.id);
+    if (!held || (held.parentId === (r.parentId ?? null) && held.parentStepId === (r.parentStepId ?? null) && held.definition === r.definition)) continue;
+    const parentId = r.parentId ?? "?";
+    const stepId = r.parentStepId ?? "?";
+    const owner = held.parentId ? `a child of run ${held.parentId}${held.parentStepId ? ` at step "${held.parentStepId}"` : ""}` : "started by a caller, not by this run";
+    return new SteadError("STEAD_ID_TAKEN", `run ${parentId} cannot start its child at step "${stepId}": run ${r.id} exists already (${held.definition}, ${owner}) and is not that child`, {
+      runId: parentId,
+      stepId,
+      childId: r.id,
+      fix: `fork this run (\`stead fork ${parentId}\`): the fork's children get ids of their own`,
+    });
+  }
+  return undefined;
 }
 
 /** The child's output, or its end as a failure of the parent's `ctx.child` call. */

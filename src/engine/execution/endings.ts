@@ -1,6 +1,6 @@
-import type { RunRow } from "../../store/types.js";
+import type { RunRow, Store } from "../../store/types.js";
 import { decodePayload, encodeError, encodePayload, errorRecord } from "../payload.js";
-import { parentWake } from "./children.js";
+import { foreignChild, parentWake } from "./children.js";
 import type { JournalCursor } from "./cursor.js";
 import { holdMutation } from "./hold-facts.js";
 import type { CodeResult, Ending, HoldFacts } from "./lifecycle.js";
@@ -13,6 +13,8 @@ export interface EndingParts {
   payloadLimit: number;
   cursor: JournalCursor;
   writer: FencedWriter;
+  /** Reads only: whether a new child's id is held already. */
+  store: Pick<Store, "getRun">;
   /** What to store as the run's output instead of the returned value (EnginePort.storeOutputAs). */
   storedOutput(): { value: unknown } | undefined;
 }
@@ -28,6 +30,8 @@ export async function writeEnding(ending: Ending, x: EndingParts): Promise<Execu
     case "hold":
       return hold(ending.hold, x);
     case "park": {
+      const taken = ending.newRuns.length > 0 ? await foreignChild(x.store, ending.newRuns) : undefined;
+      if (taken) return complete({ ok: false, error: taken }, x);
       const { m, expect } = parkWrite(ending);
       await x.writer.write(m, [], expect);
       return { kind: "waiting", wait: ending.wait.name };

@@ -88,7 +88,7 @@ export class Execution {
       redactStream: deps.redactStream ?? (() => UNREDACTED_STREAM),
     };
     this.ctx = publicContext(this.parts);
-    this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, storedOutput: () => this.storedOutput };
+    this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, store: deps.store, storedOutput: () => this.storedOutput };
   }
 
   /** Resolves when the execution has ended, whatever the reason. */
