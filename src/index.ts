@@ -57,6 +57,6 @@ export type { SqliteStoreOptions, PostgresStoreOptions } from "./store/index.js"
 // The store's shapes a user names: the interface to pass as `store`, and the kinds and statuses
 // the views report. The write protocol (mutations, units, claims, leases, transfer rows) is not
 // public: it is the store's contract with the engine, free to change with either.
-export type { Store, RunStatus, StepKind, StepStatus, WaitKind, WaitStatus, HoldKind, HoldStatus } from "./store/index.js";
+export type { Store, RunStatus, RunDamage, StepKind, StepStatus, WaitKind, WaitStatus, HoldKind, HoldStatus } from "./store/index.js";
 export { exportStore, importStore, verifyStores } from "./store/transfer/lazy.js";
 export type { ExportOptions, ExportSummary, ImportOptions, ImportSummary, StoreComparison } from "./store/transfer/index.js";

@@ -14,7 +14,19 @@ export interface Run {
   error: unknown;
   createdAt: number;
   updatedAt: number;
+  /**
+   * In a listing only: the run's sealed values failed to open (its row was changed, or the key is
+   * not the one they were sealed with); `input`, `output` and `error` are null, unread. Reading
+   * the run itself (`runs.get`) is refused with this code.
+   */
+  damaged?: RunDamage;
   [field: string]: unknown;
+}
+
+/** Why a listed run's sealed values could not be read. */
+export interface RunDamage {
+  code: "STEAD_DATA_TAMPERED";
+  message: string;
 }
 
 export interface RunDetail {

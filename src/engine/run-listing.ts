@@ -3,7 +3,7 @@
  * store/run-listing.ts) and what a listing shows of each run besides its row. Neither reads a
  * journal: a page costs its size, whatever the store holds.
  */
-import type { RunActivity, RunFilter, RunQuery, RunRow, RunSortKey, SortOrder, Store } from "../store/types.js";
+import type { ListedRun, RunActivity, RunFilter, RunQuery, RunSortKey, SortOrder, Store } from "../store/types.js";
 import { holdView, waitView, type HoldView, type RunInfo, type WaitView } from "./views.js";
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../store/run-listing.js";
@@ -31,7 +31,7 @@ export interface RunActivityView {
   openHolds: HoldView[];
 }
 
-export async function listRunPage(store: Store, query: RunListQuery, view: (row: RunRow) => Promise<RunInfo>): Promise<RunListPage> {
+export async function listRunPage(store: Store, query: RunListQuery, view: (row: ListedRun) => Promise<RunInfo>): Promise<RunListPage> {
   const page = await store.listRuns(query);
   return { runs: await Promise.all(page.runs.map(view)), nextCursor: page.nextCursor };
 }

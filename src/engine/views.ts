@@ -1,4 +1,4 @@
-import type { EventRow, HoldRow, RunRow, RunStatus, StepRow, WaitRow } from "../store/types.js";
+import type { EventRow, HoldRow, ListedRun, RunDamage, RunStatus, StepRow, WaitRow } from "../store/types.js";
 import { decodeError, decodePayload, type ErrorRecord } from "./payload.js";
 
 /** A run as the API returns it: payloads parsed. */
@@ -21,6 +21,12 @@ export interface RunInfo {
   pauseRequested: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * In a listing only: the run's sealed values failed to open (its row's bytes were changed, or
+   * the key is not the one they were sealed with). `input`, `output` and `error` are then null,
+   * unread; the other fields are as stored. Reading the run itself refuses with this error.
+   */
+  damaged?: RunDamage;
 }
 
 export interface StepView {
@@ -88,7 +94,7 @@ const safeParse = (t: string | null): unknown => {
   }
 };
 
-export function runView(r: RunRow): RunInfo {
+export function runView(r: ListedRun): RunInfo {
   return {
     id: r.id,
     definition: r.definition,
@@ -107,6 +113,7 @@ export function runView(r: RunRow): RunInfo {
     pauseRequested: r.pauseRequested,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+    ...(r.damaged ? { input: null, output: null, error: null, damaged: r.damaged } : {}),
   };
 }
 

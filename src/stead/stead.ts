@@ -8,7 +8,7 @@ import { encryptingStore, type EncryptingStore } from "../store/encryption/encry
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
-import type { RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
+import type { ListedRun, RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
 import { hasOutputRefs, resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
@@ -193,7 +193,7 @@ export class Stead {
   }
 
   /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
-  async view(row: RunRow): Promise<RunInfo> {
+  async view(row: ListedRun): Promise<RunInfo> {
     const v = runView(row);
     return hasOutputRefs(v.output) ? { ...v, output: await resolveOutputRefs(this.store, row.id, v.output) } : v;
   }

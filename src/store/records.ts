@@ -70,6 +70,21 @@ export interface RunRow {
   updatedAt: number;
 }
 
+/** Why a listed run's sealed values could not be read (its error's code and message). */
+export interface RunDamage {
+  code: "STEAD_DATA_TAMPERED";
+  message: string;
+}
+
+/**
+ * A run as `listRuns` gives it. `damaged` is set on a row whose sealed values fail to open: its
+ * clear columns are as stored, while `input` is "null" and `output` and `error` null, none of
+ * them read. Every other read of the run refuses with the same error instead.
+ */
+export interface ListedRun extends RunRow {
+  damaged?: RunDamage;
+}
+
 export interface StepRow {
   runId: string;
   seq: number;
@@ -534,7 +549,8 @@ export interface RunQuery extends RunFilter {
 }
 
 export interface RunPage {
-  runs: RunRow[];
+  /** A row whose sealed values fail to open is listed marked `damaged`, so one cannot hide the others. */
+  runs: ListedRun[];
   /** Where the next page starts; null when this page is the last. Opaque: pass it back unchanged. */
   nextCursor: string | null;
 }

@@ -1,6 +1,7 @@
 /**
  * The runs list: one page of `GET /runs` at a time, filtered and sorted as the URL's query says
  * (so a view is a link), moved on by the page's `nextCursor`, re-read when a live event arrives.
+ * A run whose sealed values the server could not read is listed with its mark (`damaged`).
  */
 import type { RunFilter, RunStatus } from "../../../src/client/index.js";
 import { api } from "../api.js";
@@ -185,6 +186,14 @@ export function RunsPage(props: { query: URLSearchParams }) {
                     <td>{r.definition}</td>
                     <td>
                       <Status status={r.status} />
+                      {r.damaged ? (
+                        <>
+                          {" "}
+                          <span class="status status-failed" title={r.damaged.message}>
+                            damaged: {r.damaged.code}
+                          </span>
+                        </>
+                      ) : null}
                     </td>
                     <td class="wide">{typeof last === "string" ? <code>{last}</code> : "—"}</td>
                     <td class="wide">

@@ -6,6 +6,7 @@ import { RUN_STATUSES, type RunStatus } from "../../store/types.js";
 import { statusColour } from "../colour.js";
 import { act, example, parsePositiveInt, print, printJson, shellQuote, storeOption, withStead } from "../context.js";
 import { age, table, waitLabel } from "../format.js";
+import { writeErr } from "../report-error.js";
 
 function parseStatuses(text: string): RunStatus[] {
   const list = text.split(",").map((s) => s.trim()).filter(Boolean);
@@ -118,6 +119,7 @@ export function registerPs(program: Command): void {
               createdAt: run.createdAt,
               // A run's row changes with its state, not at every step: its last activity is its latest event.
               updatedAt: Math.max(run.updatedAt, a?.lastEventAt ?? 0),
+              ...(run.damaged ? { damaged: run.damaged } : {}),
             };
           });
           const store = storeOption(cmd);
@@ -135,12 +137,17 @@ export function registerPs(program: Command): void {
                 r.id,
                 r.definition,
                 statusColour(r.status),
-                [...r.waitingFor.map((w) => waitLabel(w)), ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}` : h.kind))].join(", ") || "-",
+                [
+                  ...(r.damaged ? [`damaged: ${r.damaged.code}`] : []),
+                  ...r.waitingFor.map((w) => waitLabel(w)),
+                  ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}` : h.kind)),
+                ].join(", ") || "-",
                 r.lastStep ? `${r.lastStep.id}${r.lastStep.status === "completed" ? "" : ` (${r.lastStep.status})`}` : "-",
                 age(r.updatedAt),
               ]),
             ),
           );
+          for (const r of rows) if (r.damaged) writeErr(`run ${r.id} is damaged: ${r.damaged.message}`);
           if (next) print(`${rows.length} runs shown (${o.order === "asc" ? "oldest" : "newest"} ${o.sort} first); next page: ${next}`);
         });
       }),

@@ -42,6 +42,7 @@ import { isKeyedRoot, keyedRoot, keyedRootAddress } from "./keyed-roots.js";
 import { plainDigest } from "../args-digest.js";
 import { layeredStore } from "../layered-store.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
+import { openListedRun } from "./listed-runs.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, plainEvent, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
 export interface EncryptingStore extends Store, KeyAdoption {
@@ -258,7 +259,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async listRuns(query?: Parameters<Store["listRuns"]>[0]) {
       const page = await store.listRuns(query);
       const o = opener();
-      return { ...page, runs: page.runs.map((r) => openRun(o, r)) };
+      return { ...page, runs: page.runs.map((r) => openListedRun(o, r)) };
     },
     async runActivity(runIds: readonly string[]) {
       const rows = await store.runActivity(runIds);
