@@ -124,14 +124,17 @@ export async function loadFiles(paths: readonly string[]): Promise<AnyDefinition
   return [...all.values()].map((v) => v.definition);
 }
 
-/** The workflow to run: the only one, or the one `--workflow` names. */
-export function pickWorkflow(loaded: LoadedFile, path: string, name: string | undefined): AnyDefinition {
+/**
+ * The workflow to run: the only one, or the one `name` names. `flag`: the option that chooses
+ * one, as a refusal's fix names it (`stead send` has `--name`).
+ */
+export function pickWorkflow(loaded: LoadedFile, path: string, name: string | undefined, flag = "--workflow"): AnyDefinition {
   const names = loaded.definitions.map((d) => d.name);
   if (name !== undefined) {
     const d = loaded.definitions.find((x) => x.name === name);
     if (!d) {
       throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `${path} exports no workflow named "${name}"; it exports ${names.join(", ")}`, {
-        fix: `pass one of them: --workflow ${names[0] ?? "<name>"}`,
+        fix: `pass one of them: ${flag} ${names[0] ?? "<name>"}`,
       });
     }
     return d;
@@ -139,6 +142,6 @@ export function pickWorkflow(loaded: LoadedFile, path: string, name: string | un
   const [only, ...rest] = loaded.definitions;
   if (only && rest.length === 0) return only;
   throw new SteadError("STEAD_BAD_OPTION", `${path} exports ${names.length} workflows (${names.join(", ")})`, {
-    fix: `choose one with --workflow ${names[0] ?? "<name>"}`,
+    fix: `choose one with ${flag} ${names[0] ?? "<name>"}`,
   });
 }

@@ -15,17 +15,19 @@ export function registerSessions(program: Command): void {
     .argument("<session>", "session id (any name: support-42)")
     .argument("<text>", "the message")
     .option("--agent <file>", "the file exporting the agent (needed for a new session; default: the module its last turn recorded)")
-    .option("--name <agent>", "which agent, when the file exports several")
+    .option("--name <agent>", "which agent, when the file exports several (default without --agent: the one its last turn recorded)")
     .option("--idempotency-key <key>", "queue at most one turn for this key: a repeat reports the turn the first call queued")
     .option("--by <who>", "who sends it (default $USER@host)")
     .action(
       act(async (sessionId: string, text: string, o: { agent?: string; name?: string; idempotencyKey?: string; by?: string }, cmd: Command) => {
         checkRunId(sessionId, "session id");
         // A named file is loaded before the store is opened: a bad --agent or --name writes nothing.
-        const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name);
+        const named = o.agent === undefined ? undefined : pickWorkflow(await loadFile(o.agent), o.agent, o.name, "--name");
         // Without --agent the session must exist already: its store is not created.
         return withStead(cmd, named !== undefined, async (stead) => {
           let file = o.agent;
+          // Without --name, a file that exports several agents gives the one the last turn recorded.
+          let name = o.name;
           if (file === undefined) {
             const last = await stead.lastTurn(sessionId);
             if (!last?.module) {
@@ -34,8 +36,9 @@ export function registerSessions(program: Command): void {
               });
             }
             file = last.module;
+            name ??= last.definition;
           }
-          const definition = named ?? pickWorkflow(await loadFile(file), file, o.name);
+          const definition = named ?? pickWorkflow(await loadFile(file), file, name, "--name");
           const { runId, turn, already } = await stead.session(definition, sessionId).send(text, { by: o.by ?? defaultBy(), ...keyOf(o) });
           print(
             already
