@@ -1,4 +1,5 @@
 import { formatDuration } from "../engine/durations.js";
+import { spaceClause } from "../engine/storage-space.js";
 import type { StorageReport } from "../worker/storage-guard.js";
 import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
 import { eventColour, visibleLength } from "./colour.js";
@@ -147,7 +148,7 @@ export function describeStorage(r: StorageReport, now = Date.now()): string {
     case "full":
       return `storage full since ${since}: ${r.error}; claims paused, runs whose writes failed are handed back and continue by themselves when space returns`;
     case "still-full":
-      return `storage still full since ${since} (${formatDuration(now - r.since)}): ${r.error}; ${r.heldRuns} run(s) wait for space`;
+      return `storage still full since ${since} (${formatDuration(now - r.since)}): ${r.error}; ${r.heldRuns} run(s) wait for space: ${spaceClause(r)}`;
     case "recovered":
       return `storage recovered after ${formatDuration(r.at - r.since)} (${r.detail}): ${r.resumedRuns} run(s) continue`;
   }

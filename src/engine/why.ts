@@ -1,6 +1,7 @@
 import type { HoldRow, RunRow, StepRow, WaitRow } from "../store/types.js";
 import { formatDuration } from "./durations.js";
 import { HOLD_CHOICES, storageSince } from "./holds.js";
+import { bytesText, storageSpace, type StorageSpace } from "./storage-space.js";
 import { decodeError } from "./payload.js";
 import type { PlainCall, WayOut } from "./ways-out.js";
 
@@ -111,7 +112,7 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       const storage = open.find((h) => h.kind === "storage");
       if (storage && open.length === 1) {
         const at = storageSince(storage.details) ?? storage.createdAt;
-        text = `Run ${run.id} (${run.definition}) is on hold: storage full since ${new Date(at).toISOString()} (${formatDuration(now - at)} ago): ${storageError(storage.details)}. It continues by itself once space returns: any worker for "${run.definition}" probes the store, and claims pause until then; ${lastStep(journal)}.`;
+        text = `Run ${run.id} (${run.definition}) is on hold: storage full since ${new Date(at).toISOString()} (${formatDuration(now - at)} ago): ${storageError(storage.details)}. It continues by itself once space returns${spaceNeeded(storageSpace(storage.details))}: any worker for "${run.definition}" probes the store, and claims pause until then; ${lastStep(journal)}.`;
         ways.push(
           startWorker("free space where the store lives (or raise its size limit); nothing else is needed", run),
           { what: "resume it now, once space is back (refused while the store is still full)", verb: "release", runId: id, args: { hold: "storage", choice: "retry" }, supply: [] },
@@ -157,6 +158,13 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
       break;
   }
   return { runId: run.id, status: run.status, text, waysOut: ways };
+}
+
+/** What a storage hold waits for, as a clause of `why` (nothing for a hold written before holds recorded it). */
+function spaceNeeded(s: StorageSpace | undefined): string {
+  if (!s) return "";
+  if (s.freeBytes === null) return `, when a probe write of ${bytesText(s.needBytes)} succeeds (the database server's free space cannot be told from here)`;
+  return `, when ${bytesText(s.needBytes)} are free (the worker's headroom and the store's reserve); ${bytesText(s.freeBytes)} were free when it was held`;
 }
 
 function storageError(details: string): string {

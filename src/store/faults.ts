@@ -33,6 +33,11 @@ export interface StorageCheck {
   ok: boolean;
   /** Bytes the store may still grow by, when it can tell without writing; null when it cannot. */
   freeBytes: number | null;
+  /**
+   * The bytes `ok` waited for: the size asked, plus what the store must set aside again (its
+   * reserve), or its probe's least size. Absent: the size asked.
+   */
+  needBytes?: number;
   /** One line for people: what was measured (a file system, a page limit, a probe write). */
   detail: string;
 }

@@ -1,11 +1,13 @@
 import { errorMessage } from "../errors.js";
-import type { Store, Unit } from "../store/types.js";
+import type { StorageCheck, Store, Unit } from "../store/types.js";
 import { storageSince } from "../engine/holds.js";
+import { bytesText, type StorageSpace } from "../engine/storage-space.js";
 
 /** What a worker tells people about the store's room to write (on stderr from `stead worker`). */
 export type StorageReport =
   | { state: "full"; since: number; error: string }
-  | { state: "still-full"; since: number; error: string; heldRuns: number }
+  /** `needBytes`, `freeBytes`: what the last probe asked for and found (see StorageSpace). */
+  | ({ state: "still-full"; since: number; error: string; heldRuns: number } & StorageSpace)
   | { state: "recovered"; since: number; at: number; resumedRuns: number; detail: string };
 
 export interface StorageGuardOptions {
@@ -37,8 +39,17 @@ export interface StorageGuardOptions {
  * - A handed-back run keeps this worker's lease (renewed with the others) until it is held or
  *   released, so no other worker takes it over by expiry: a full disk is never a lost claim.
  */
+/** A full store as this worker knows it; `room`: what its last probe found. */
+interface Full {
+  since: number;
+  error: string;
+  alerted: boolean;
+  reported: boolean;
+  room?: StorageCheck;
+}
+
 export class StorageGuard {
-  private full: { since: number; error: string; alerted: boolean; reported: boolean } | undefined;
+  private full: Full | undefined;
   /** Runs to hand back, with the fence of this worker's claim: not yet held in the store. */
   private readonly pending = new Map<string, number>();
   /** Runs this worker held `storage`, for the alert event. */
@@ -135,6 +146,7 @@ export class StorageGuard {
       return;
     }
     if (!room.ok) {
+      full.room = room;
       await this.holdPending(full);
       if (!full.alerted && now - full.since >= this.options.alertMs) await this.alert(full, now);
       return;
@@ -150,17 +162,24 @@ export class StorageGuard {
     this.options.report({ state: "recovered", since: full.since, at: Date.now(), resumedRuns: resumed + released, detail: room.detail });
   }
 
+  /** The space the last probe waited for and found (before any probe: the headroom, free unknown). */
+  private space(full: Full): StorageSpace {
+    return { needBytes: full.room?.needBytes ?? this.options.headroomBytes, freeBytes: full.room?.freeBytes ?? null };
+  }
+
   /** Tries to hold every pending run `storage` (a small write that may get through a full store). */
-  private async holdPending(full: { since: number; error: string }): Promise<void> {
+  private async holdPending(full: Full): Promise<void> {
     if (this.pending.size === 0) return;
-    const reason = `the store could not write since ${new Date(full.since).toISOString()} (${full.error}); the run continues by itself when space returns`;
+    const space = this.space(full);
+    const free = space.freeBytes === null ? "the free space cannot be told without writing" : `${bytesText(space.freeBytes)} free now`;
+    const reason = `the store could not write since ${new Date(full.since).toISOString()} (${full.error}); the run continues by itself once ${bytesText(space.needBytes)} are free (${free})`;
     const runs = [...this.pending];
     const units: Unit[] = runs.map(([runId, fence]) => [
       {
         runId,
         expect: { lease: { fence, owner: this.options.workerId() } },
         run: { status: "held", releaseLease: true },
-        holds: [{ kind: "storage", stepId: null, seq: null, reason, details: JSON.stringify({ since: full.since, error: full.error, worker: this.options.workerId() }) }],
+        holds: [{ kind: "storage", stepId: null, seq: null, reason, details: JSON.stringify({ since: full.since, error: full.error, worker: this.options.workerId(), ...space }) }],
         events: [{ type: "run.held", data: { hold: "storage", reason, step: null } }],
       },
     ]);
@@ -211,15 +230,16 @@ export class StorageGuard {
     return results ? results.filter((r) => r.ok).length : 0;
   }
 
-  private async alert(full: { since: number; error: string; alerted: boolean; reported: boolean }, now: number): Promise<void> {
+  private async alert(full: Full, now: number): Promise<void> {
     const runs = [...new Set([...this.held, ...this.pending.keys()])];
-    if (!full.reported) this.options.report({ state: "still-full", since: full.since, error: full.error, heldRuns: runs.length });
+    const space = this.space(full);
+    if (!full.reported) this.options.report({ state: "still-full", since: full.since, error: full.error, heldRuns: runs.length, ...space });
     full.reported = true;
     if (runs.length === 0) {
       full.alerted = true;
       return;
     }
-    const units: Unit[] = runs.map((runId) => [{ runId, optional: true, events: [{ type: "storage.full", data: { since: full.since, forMs: now - full.since, error: full.error } }] }]);
+    const units: Unit[] = runs.map((runId) => [{ runId, optional: true, events: [{ type: "storage.full", data: { since: full.since, forMs: now - full.since, error: full.error, ...space } }] }]);
     if (await this.commitQuietly(units)) full.alerted = true;
   }
 

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../engine/durations.js";
+import { spaceClause, storageSpace } from "../../engine/storage-space.js";
 import type { RunListQuery } from "../../engine/run-listing.js";
 import { SteadError } from "../../errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../store/types.js";
@@ -112,7 +113,13 @@ export function registerPs(program: Command): void {
               definition: run.definition,
               status: run.status,
               waitingFor: (a?.openWaits ?? []).map((w) => ({ kind: w.kind, name: w.name, wakeAt: w.wakeAt })),
-              holds: (a?.openHolds ?? []).map((h) => ({ id: h.id, kind: h.kind, stepId: h.stepId, reason: h.reason, ...(h.kind === "storage" ? { since: typeof h.details.since === "number" ? h.details.since : h.createdAt } : {}) })),
+              holds: (a?.openHolds ?? []).map((h) => ({
+                id: h.id,
+                kind: h.kind,
+                stepId: h.stepId,
+                reason: h.reason,
+                ...(h.kind === "storage" ? { since: typeof h.details.since === "number" ? h.details.since : h.createdAt, ...storageSpace(h.details) } : {}),
+              })),
               lastStep: a?.lastStep ?? null,
               parentId: run.parentId,
               sessionId: run.sessionId,
@@ -140,7 +147,7 @@ export function registerPs(program: Command): void {
                 [
                   ...(r.damaged ? [`damaged: ${r.damaged.code}`] : []),
                   ...r.waitingFor.map((w) => waitLabel(w)),
-                  ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}` : h.kind)),
+                  ...r.holds.map((h) => (h.since !== undefined ? `storage full since ${new Date(h.since).toISOString()}${h.needBytes === undefined ? "" : `, ${spaceClause({ needBytes: h.needBytes, freeBytes: h.freeBytes ?? null })}`}` : h.kind)),
                 ].join(", ") || "-",
                 r.lastStep ? `${r.lastStep.id}${r.lastStep.status === "completed" ? "" : ` (${r.lastStep.status})`}` : "-",
                 age(r.updatedAt),

@@ -1,23 +1,12 @@
 import type { Command } from "commander";
 import { retentionAge } from "../../engine/retention.js";
+import { formatBytes } from "../../engine/byte-sizes.js";
 import { formatDuration } from "../../engine/durations.js";
 import { SteadError } from "../../errors.js";
 import { noteLabel, type StoredNotes } from "../../workspace/notes.js";
 import { DEFAULT_GC_GRACE_MS } from "../../workspace/options.js";
 import { act, example, print, printJson, withStead } from "../context.js";
 import { age, table } from "../format.js";
-
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u] ?? "TB"}`;
-}
 
 /** Note lines printed at most; the rest are counted (`--json` has them all). */
 const MAX_NOTE_LINES = 20;

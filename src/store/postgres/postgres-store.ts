@@ -985,9 +985,9 @@ export class PostgresStore implements Store {
         await client.query("SET temp_buffers = '800kB'");
         await client.query("CREATE TEMP TABLE stead_storage_probe (d text)");
         await client.query("INSERT INTO stead_storage_probe SELECT md5(g::text) || md5((g + 1)::text) FROM generate_series(1, $1::int) AS g", [rows]);
-        return { ok: true, freeBytes: null, detail: `a probe write of ${bytes} bytes succeeded` };
+        return { ok: true, freeBytes: null, needBytes: bytes, detail: `a probe write of ${bytes} bytes succeeded` };
       } catch (e) {
-        if (isDiskFull(e)) return { ok: false, freeBytes: null, detail: `a probe write of ${bytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
+        if (isDiskFull(e)) return { ok: false, freeBytes: null, needBytes: bytes, detail: `a probe write of ${bytes} bytes failed: ${e instanceof Error ? e.message : String(e)}` };
         throw e;
       } finally {
         await client.end().catch(() => undefined);

@@ -288,7 +288,7 @@ export class SqliteStore implements Store {
     const detail = byPages < disk ? `${freeBytes} bytes left under the store's size limit` : `${freeBytes} bytes free on the file system of ${dirname(this.location)}`;
     // The reserve must fit again too, or the next full disk would find none.
     const reserve = this.reserveBytes > 0 && (this.maxPages !== undefined || !existsSync(this.reservePath)) ? this.reserveBytes : 0;
-    return Promise.resolve({ ok: freeBytes >= needBytes + reserve, freeBytes, detail });
+    return Promise.resolve({ ok: freeBytes >= needBytes + reserve, freeBytes, needBytes: needBytes + reserve, detail });
   }
 
   backupInto(file: string): Promise<void> {
