@@ -112,7 +112,7 @@ export class StepRunner {
       this.host.hold(ambiguousEffect(this.runId, stepId, seq, entry, "reconcile could not tell whether it happened" + ("error" in verdict ? ` (${String(verdict.error)})` : "")));
       return never();
     }
-    this.host.hold(ambiguousEffect(this.runId, stepId, seq, entry, "the process stopped after the effect's intent was committed and before its outcome was"));
+    this.host.hold(ambiguousEffect(this.runId, stepId, seq, entry, "the process stopped between recording the effect's intent and recording its outcome"));
     return never();
   }
 
