@@ -8,7 +8,7 @@ import { encryptingStore, type EncryptingStore } from "../store/encryption/encry
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
-import type { ListedRun, RunRow, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
+import type { ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
 import { hasOutputRefs, resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
