@@ -10,7 +10,8 @@
  */
 import { SteadError } from "./errors.js";
 import { CUT_MARK } from "./thrown.js";
-import { SECRET_PATTERNS, startsWord, type SecretPattern } from "./secret-patterns.js";
+import { SECRET_PATTERNS } from "./secret-patterns.js";
+import { matchesOf, openTail, shapeSpans } from "./secret-scan.js";
 
 export interface RedactionOptions {
   /** Values never to store (API keys, passwords), each at least 8 characters. */
@@ -27,8 +28,19 @@ export interface Redacted {
   rules: string[];
 }
 
+/** Where a text's undecided tail starts, the rule that holds it, and the configured value it may begin. */
+export interface Undecided {
+  at: number;
+  rule: string;
+  literal?: string;
+}
+
 /** Shortest configured value: a shorter one would redact common words and numbers. */
 export const MIN_SECRET_LENGTH = 8;
+
+/** How many cut marks a text's redaction reads, and how far back from each (see hideCutOff). */
+const CUT_MARKS_READ = 16;
+const CUT_REACH = 16 * 1024 + 64;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -156,13 +168,13 @@ export class Redactor {
    * start of any match that spans it, so that no match is cut in two; with the rule that holds
    * it. Undefined when every match is decided.
    */
-  undecided(text: string, before = ""): { at: number; rule: string } | undefined {
+  undecided(text: string, before = ""): Undecided | undefined {
     if (!this.active) return undefined;
-    let tail: { at: number; rule: string } | undefined;
-    const earliest = (at: number, rule: string) => {
-      if (at < text.length && (tail === undefined || at < tail.at)) tail = { at, rule };
+    let tail: Undecided | undefined;
+    const earliest = (at: number, rule: string, literal?: string) => {
+      if (at < text.length && (tail === undefined || at < tail.at)) tail = literal === undefined ? { at, rule } : { at, rule, literal };
     };
-    for (const l of this.literals.values()) earliest(literalTail(text, l.plain), l.rule);
+    for (const l of this.literals.values()) earliest(literalTail(text, l.plain), l.rule, l.plain);
     if (this.patterns) for (const p of SECRET_PATTERNS) earliest(openTail(text, p, before), p.rule);
     if (tail === undefined) return undefined;
     const spans = this.spans(text, before);
@@ -175,6 +187,18 @@ export class Redactor {
         }
       }
     }
+    // The part before the tail is let out as text of its own: a match that ends where it ends
+    // may not be one with what follows (a shape that may not be followed by more of its
+    // characters), so it stays undecided too. Each round moves back to a match's start.
+    for (let round = 0; tail.at > 0; round++) {
+      const head = text.slice(0, tail.at);
+      const at: number = tail.at;
+      const ending = this.spans(head, before).filter((s) => s.to === at);
+      const first = ending.reduce<{ from: number; rule: string } | undefined>((a, s) => (a === undefined || s.from < a.from ? s : a), undefined);
+      if (!first) break;
+      // A chain of adjacent matches is rare and long only when made so: past a few, hold it all.
+      tail = round < 8 ? { at: first.from, rule: first.rule } : { at: 0, rule: first.rule };
+    }
     return tail;
   }
 
@@ -186,16 +210,7 @@ export class Redactor {
       this.plainRe ??= this.compile("plain");
       for (const m of text.matchAll(this.plainRe)) out.push({ from: m.index, to: m.index + m[0].length, rule: this.literals.get(m[0])?.rule ?? "secret" });
     }
-    if (!this.patterns) return out;
-    for (const p of SECRET_PATTERNS) {
-      if (!p.anchor.test(text)) continue;
-      for (const m of text.matchAll(p.regex)) {
-        if (p.wordStart && !wordStartAt(text, m.index, before)) continue;
-        if (p.valid && !p.valid(m.groups?.secret ?? m[0])) continue;
-        if (MARKER.test(m.groups?.secret ?? m[0])) continue;
-        out.push({ from: m.index, to: m.index + m[0].length, rule: p.rule });
-      }
-    }
+    if (this.patterns) out.push(...shapeSpans(text, before));
     return out;
   }
 
@@ -224,35 +239,36 @@ export class Redactor {
     let out = text.includes("… (") ? this.hideCutOff(text, hit, before) : text;
     if (this.literals.size) out = out.replace(literals, (m) => hit([...this.literals.values()].find((l) => l[form] === m)?.rule ?? "secret"));
     if (this.patterns) {
+      // Each shape in table order, on the text the shapes before it left (a row may need another's match as context).
       for (const p of SECRET_PATTERNS) {
-        if (!p.anchor.test(out)) continue;
-        out = out.replace(p.regex, (...args: unknown[]) => {
-          const match = args[0] as string;
-          const last = args[args.length - 1];
-          const groups = typeof last === "object" && last !== null ? (last as Record<string, string | undefined>) : undefined;
-          const offset = args[typeof last === "object" && last !== null ? args.length - 3 : args.length - 2] as number;
-          const source = args[typeof last === "object" && last !== null ? args.length - 2 : args.length - 1] as string;
-          if (p.wordStart && !wordStartAt(source, offset, before)) return match;
-          const secret = groups?.secret;
-          if (p.valid && !p.valid(secret ?? match)) return match;
-          if (MARKER.test(secret ?? match)) return match;
-          if (secret === undefined) return hit(p.rule);
-          const at = match.lastIndexOf(secret);
-          return `${match.slice(0, at)}${hit(p.rule)}${match.slice(at + secret.length)}`;
-        });
+        const found = matchesOf(out, p, before);
+        if (found.length === 0) continue;
+        let next = "";
+        let from = 0;
+        for (const m of found) {
+          next += `${out.slice(from, m.secretFrom)}${hit(p.rule)}`;
+          from = m.secretTo;
+        }
+        out = next + out.slice(from);
       }
     }
     return { text: out, rules };
   }
 
-  /** `text` with a candidate cut short right before a cut mark (CUT_MARK) hidden whole. */
+  /**
+   * `text` with a candidate cut short right before a cut mark (CUT_MARK) hidden whole. Only the
+   * last CUT_MARKS_READ marks, each read back CUT_REACH characters: Stead's own clips leave one
+   * per field and one per stack line, at most nine, each after at most 16 KiB; anyone can write
+   * more of that text, and reading the whole text back from each would cost its square.
+   */
   private hideCutOff(text: string, hit: (rule: string) => string, before: string): string {
     let out = text;
-    const marks = [...text.matchAll(CUT_MARK)].map((m) => m.index).reverse();
+    const marks = [...text.matchAll(CUT_MARK)].map((m) => m.index).slice(-CUT_MARKS_READ).reverse();
     for (const at of marks) {
-      const head = out.slice(0, at);
-      const hidden = this.unfinished(head, before);
-      if (hidden) out = `${head.slice(0, hidden.at)}${hit(hidden.rule)}${out.slice(at)}`;
+      const start = Math.max(0, at - CUT_REACH);
+      const head = out.slice(start, at);
+      const hidden = this.unfinished(head, start === 0 ? before : out.slice(Math.max(0, start - 64), start));
+      if (hidden) out = `${out.slice(0, start + hidden.at)}${hit(hidden.rule)}${out.slice(at)}`;
     }
     return out;
   }
@@ -262,7 +278,7 @@ export class Redactor {
    * cut off, a text clipped): the start of its undecided tail, if that is at least
    * MIN_SECRET_LENGTH long (a shorter one is ordinary text more often than part of a secret).
    */
-  unfinished(text: string, before = ""): { at: number; rule: string } | undefined {
+  unfinished(text: string, before = ""): Undecided | undefined {
     const tail = this.undecided(text, before);
     return tail && text.length - tail.at >= MIN_SECRET_LENGTH ? tail : undefined;
   }
@@ -276,29 +292,4 @@ function literalTail(text: string, literal: string): number {
     if (literal.startsWith(text.slice(p))) return p;
   }
   return text.length;
-}
-
-/** The earliest position of `text` where `p`'s open match runs to the end (`text.length` if none). */
-function openTail(text: string, p: SecretPattern, before: string): number {
-  const re = p.open;
-  re.lastIndex = 0;
-  for (;;) {
-    const m = re.exec(text);
-    if (!m || m.index >= text.length) return text.length;
-    if (!p.wordStart || wordStartAt(text, m.index, before)) return m.index;
-    re.lastIndex = m.index + 1;
-  }
-}
-
-/** What a redaction leaves: a shape whose secret is one already is not redacted again. */
-const MARKER = /^\[redacted:[^\]]*\]$/;
-
-/** How far back `startsWord` reads. */
-const WORD_CONTEXT = 16;
-
-/** `startsWord` at `offset` of `text`, reading `before` as the text that precedes it. */
-function wordStartAt(text: string, offset: number, before: string): boolean {
-  if (before === "" || offset >= WORD_CONTEXT) return startsWord(text, offset);
-  const context = before.slice(-WORD_CONTEXT);
-  return startsWord(context + text.slice(0, offset), context.length + offset);
 }

@@ -16,6 +16,11 @@
  * id), and a shape that needs a word start (`wordStart`) is not redacted in the middle of a word
  * ("risk-…" holds "sk-").
  *
+ * Every expression runs in time linear in the text: a shape that needs a word start is tried
+ * only where its anchor starts a word (its anchor is where every match begins), and the others
+ * bound what they scan from each place they start (no unbounded run that another start would
+ * scan again). test/hostile/redaction-linear.test.ts feeds each one a megabyte of its worst case.
+ *
  * `open` serves streamed text (stream-redactor.ts): it matches, at the end of a text, anything
  * that could still become a match or grow one: every non-empty prefix of a match, and a whole
  * match the next characters could extend. A stream holds such a tail back until it is decided.
@@ -37,10 +42,16 @@ export interface SecretPattern {
   what: string;
   /** Literal text every match contains, as a regular expression (no flags). */
   anchor: RegExp;
-  /** The shape (global); with a `secret` group, only that group is replaced. */
+  /** The shape (global, with indices); with a `secret` group, only that group is replaced. */
   regex: RegExp;
+  /** The shape tried at one place (sticky): for a shape that needs a word start, tried only where its anchor starts a word. */
+  at: RegExp;
+  /** The anchor, to find the places to try (global). */
+  starts: RegExp;
   /** A possibly unfinished match at the end of a text (global, ends with `$`): see above. */
   open: RegExp;
+  /** The same, tried at one place (sticky). */
+  openAt: RegExp;
   /** The match must start a word: at the text's start, after a non-word character, an escape (`\n`, `%3D`) or a terminal colour code. */
   wordStart: boolean;
   /** A further check of what was matched (the `secret` group, or the whole match). */
@@ -72,38 +83,51 @@ const lit = (literal: string, ci = false) => atoms(literal, ci).join("");
 /** Any non-empty prefix of a literal. */
 const partial = (literal: string, ci = false) => prefixes(atoms(literal, ci));
 
-interface Row extends Omit<SecretPattern, "anchor" | "regex" | "open" | "wordStart"> {
+interface Row extends Omit<SecretPattern, "anchor" | "regex" | "at" | "starts" | "open" | "openAt" | "wordStart"> {
   anchor: string;
   regex: string;
   /** Alternatives, each matching up to the end of a text. */
   open: readonly string[];
   wordStart?: boolean;
-  flags?: string;
 }
 
 const row = (r: Row): SecretPattern => ({
   rule: r.rule,
   what: r.what,
   anchor: new RegExp(r.anchor),
-  regex: new RegExp(r.regex, `g${r.flags ?? ""}`),
+  regex: new RegExp(r.regex, "dg"),
+  at: new RegExp(r.regex, "dy"),
+  starts: new RegExp(r.anchor, "g"),
   open: new RegExp(`(?:${r.open.join("|")})$`, "g"),
+  openAt: new RegExp(`(?:${r.open.join("|")})$`, "y"),
   wordStart: r.wordStart ?? true,
   ...(r.valid ? { valid: r.valid } : {}),
   examples: r.examples,
   lookalikes: r.lookalikes,
 });
 
-/** Whether base64 text decodes to printable `user:password` credentials (an HTTP Basic header's value). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Whether base64 text decodes to printable `user:password` credentials (an HTTP Basic header's value), in UTF-8. */
 function basicCredentials(b64: string): boolean {
-  const decoded = Buffer.from(b64, "base64");
-  if (decoded.length < 3) return false;
-  for (const byte of decoded) if (byte < 0x20 || byte > 0x7e) return false;
-  return decoded.includes(0x3a);
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Buffer.from(b64, "base64"));
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are what ordinary base64 words decode to.
+  return decoded.length >= 3 && decoded.includes(":") && !/[\u0000-\u001f\u007f-\u009f\ufffd]/.test(decoded);
 }
+
+/** A run of 16 letters and digits: what a key holds and a slug ("sk-hynix-memory-price-outlook") does not. */
+const holdsKeyRun = (match: string) => /[A-Za-z0-9]{16}/.test(match);
 
 const PEM_WORDS = "(?:[A-Z0-9]+ )*";
 const PEM_KEY = `PRIVATE KEY(?: BLOCK)?`;
 const PEM_END = `-----END ${PEM_WORDS}${PEM_KEY}-----`;
+/** A key block's body: it never runs past another block's BEGIN (each BEGIN is scanned from once). */
+const PEM_BODY = `(?:(?!-----BEGIN )[^"])`;
 const AWS_SECRET = "[A-Za-z0-9/+]";
 /** `aws_secret_access_key`, `AWS_SECRET_ACCESS_KEY`, `SecretAccessKey`, `secret-access-key`… */
 const AWS_SECRET_NAME = `(?:${lit("aws", true)}[_-]?)?${lit("secret", true)}[_-]?${lit("access", true)}[_-]?${lit("key", true)}`;
@@ -112,11 +136,11 @@ const AWS_ID = "(?:AKIA|ASIA)[0-9A-Z]{16}";
 const AWS_ID_SEPARATOR = `[\\s"',:;=|]`;
 const BEARER = lit("bearer", true);
 const BASIC = lit("basic", true);
-/** The space after an HTTP auth scheme: whitespace, or `%20` in an encoded header. */
-const SCHEME_GAP = "(?:\\s{1,4}|%20)";
-const SCHEME_GAP_OPEN = "(?:\\s{1,4}|%(?:2(?:0)?)?)";
+/** The space after an HTTP auth scheme: whitespace, `%20` in an encoded header, `+` in a form-encoded one. */
+const SCHEME_GAP = "(?:\\s{1,4}|%20|\\+)";
+const SCHEME_GAP_OPEN = "(?:\\s{1,4}|%(?:2(?:0)?)?|\\+)";
 const BEARER_TOKEN = "(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,}=*";
-const URL_USER = `[^:/?#\\s"@\\\\]{1,200}`;
+const URL_USER = `[^:/?#\\s"@\\\\]{0,200}`;
 const URL_SECRET = `[^\\s"/?#\\\\]`;
 const SLACK_HOOK = `hooks\\.slack\\.com/`;
 
@@ -129,12 +153,13 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     rule: "private-key",
     what: "a PEM private key block (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP)",
     anchor: "PRIVATE KEY",
-    regex: `-----BEGIN ${PEM_WORDS}${PEM_KEY}-----[^"]*?${PEM_END}`,
+    // A block cut short (no END line: `head -3 id_rsa`, a tool's own clip) runs to the end of its text, the next block or a quote.
+    regex: `-----BEGIN ${PEM_WORDS}${PEM_KEY}-----${PEM_BODY}*?(?:${PEM_END}|$|(?=-----BEGIN |"))`,
     open: [
       partial("-----BEGIN "),
       `-----BEGIN ${PEM_WORDS}[A-Z0-9]*`,
       `-----BEGIN ${PEM_WORDS}${PEM_KEY}-{1,4}`,
-      `-----BEGIN ${PEM_WORDS}${PEM_KEY}-----(?:(?!${PEM_END})[^"])*`,
+      `-----BEGIN ${PEM_WORDS}${PEM_KEY}-----(?:(?!${PEM_END})${PEM_BODY})*`,
     ],
     wordStart: false,
     examples: [
@@ -142,6 +167,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       { text: `-----BEGIN PRIVATE KEY-----\n${SAMPLE_PEM_BODY}\n-----END PRIVATE KEY-----`, secret: SAMPLE_PEM_BODY },
       { text: `-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----`, secret: "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW" },
       { text: `-----BEGIN ENCRYPTED PRIVATE KEY-----\n${SAMPLE_PEM_BODY}\n-----END ENCRYPTED PRIVATE KEY-----`, secret: SAMPLE_PEM_BODY },
+      { text: `$ head -3 id_rsa\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFc\n`, secret: "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw" },
       { text: `-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0Tz2gBCADLa6Wq9Jc0fO1v2Y0xk3Q\n-----END PGP PRIVATE KEY BLOCK-----`, secret: "lQOYBF0Tz2gBCADLa6Wq9Jc0fO1v2Y0xk3Q" },
     ],
     lookalikes: [
@@ -156,12 +182,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     rule: "aws-secret-key",
     what: "an AWS secret access key after its name (`AWS_SECRET_ACCESS_KEY=`, `aws_secret_access_key =`, `\"SecretAccessKey\": \"…\"`)",
     anchor: `${lit("secret", true)}[_-]?${lit("access", true)}`,
-    regex: `${AWS_SECRET_NAME}["']?(?:\\s*[:=]\\s*|\\s+)["']?(?<secret>${AWS_SECRET}{40})(?![A-Za-z0-9/+=])`,
+    regex: `${AWS_SECRET_NAME}["']?(?:\\s{0,16}[:=]\\s{0,16}|\\s{1,16})["']?(?<secret>${AWS_SECRET}{40})(?![A-Za-z0-9/+=])`,
     open: [
       `${lit("aws", true)}[_-]?`,
       partial("aws", true),
       `(?:${lit("aws", true)}[_-]?)?${prefixes(AWS_SECRET_NAME_PARTS)}`,
-      `${AWS_SECRET_NAME}["']?\\s*[:=]?\\s*["']?${AWS_SECRET}{0,40}`,
+      `${AWS_SECRET_NAME}["']?\\s{0,16}[:=]?\\s{0,16}["']?${AWS_SECRET}{0,40}`,
     ],
     wordStart: false,
     examples: [
@@ -197,14 +223,17 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     rule: "api-key",
     what: "OpenAI and Anthropic keys (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk-live-…`), Stripe keys (`sk_live_…`, `rk_test_…`)",
     anchor: "sk-|[srp]k_",
-    // A key holds a run of 16 letters and digits; a slug ("sk-hynix-memory-price-outlook") does not.
-    regex: "(?:sk-(?:ant-|proj-|live-|test-)?(?=[A-Za-z0-9_-]*[A-Za-z0-9]{16})[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})",
+    regex: "(?:sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})",
+    valid: holdsKeyRun,
     open: [partial("sk-"), partial("sk_"), partial("rk_"), partial("pk_"), "sk-[A-Za-z0-9_-]*", "[srp]k_[A-Za-z0-9_]*"],
     examples: [
       { text: "OPENAI_API_KEY=sk-proj-4eC39HqLyjWDarjtT1zdp7dcAbCdEfGh", secret: "4eC39HqLyjWDarjtT1zdp7dc" },
       { text: "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345 ok", secret: "abcdefghijklmnopqrstuvwxyz012345" },
       { text: "\u001b[31msk-live-4eC39HqLyjWDarjtT1zdp7dc\u001b[0m", secret: "4eC39HqLyjWDarjtT1zdp7dc" },
+      { text: "\u001b[1;38;2;255;100;0msk-live-9fK28GpMxkVCbqsiS0ycq6cb\u001b[0m", secret: "9fK28GpMxkVCbqsiS0ycq6cb" },
+      { text: "\u001b[2K\u001b[1Gsk-live-7hJ51LrNzmXEdsukU2aes8ef", secret: "7hJ51LrNzmXEdsukU2aes8ef" },
       { text: "https://api.example/v1?key%3Dsk-live-4eC39HqLyjWDarjtT1zdp7dc", secret: "4eC39HqLyjWDarjtT1zdp7dc" },
+      { text: "https://proxy.example/?u=https%3A%2F%2Fapi.example%2Fv1%3Fkey%253Dsk-live-2dB17FoLwjUAaprhR9xbp5ba", secret: "2dB17FoLwjUAaprhR9xbp5ba" },
       { text: "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", secret: "4eC39HqLyjWDarjtT1zdp7dc" },
     ],
     lookalikes: ["risk-assessment-framework-v2-final", "task-list-for-the-whole-team-today", "https://news.example/sk-hynix-memory-price-outlook-2024", "desk_live_updates"],
@@ -292,6 +321,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       { text: "AUTHORIZATION: BEARER zxcvbnmasdfghjkl0987654321", secret: "zxcvbnmasdfghjkl0987654321" },
       { text: "Authorization:\tBearer\tzxcvbnmasdfghjkl0987654321", secret: "zxcvbnmasdfghjkl0987654321" },
       { text: "Authorization%3A%20Bearer%20zxcvbnmasdfghjkl0987654321", secret: "zxcvbnmasdfghjkl0987654321" },
+      { text: "auth=Bearer+qwertyuiopasdfgh1234567890", secret: "qwertyuiopasdfgh1234567890" },
     ],
     lookalikes: ["Bearer of bad news", "flag bearer responsibilities-and-duties", "the BEARER bond"],
   }),
@@ -305,6 +335,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     examples: [
       { text: "Authorization: Basic c3RlYWQ6aHVudGVyMmh1bnRlcjI=", secret: "c3RlYWQ6aHVudGVyMmh1bnRlcjI" },
       { text: "curl -H 'authorization: basic YWRtaW46czNjcjN0LXBhc3M='", secret: "YWRtaW46czNjcjN0LXBhc3M" },
+      { text: "Authorization: Basic YWRtaW46cMOkc3N3w7ZyZC0yMDI0", secret: "YWRtaW46cMOkc3N3w7ZyZC0yMDI0" },
     ],
     lookalikes: ["Basic usage of the API", "basic configuration steps", "Basic dGhpc2lzbm90YXBhaXI="],
   }),
@@ -319,6 +350,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     examples: [
       { text: "postgres://stead:s3cr3t-pass@db:5432/x", secret: "s3cr3t-pass" },
       { text: "DATABASE_URL=postgres://app:p@ss@w0rd-77@db.internal/app", secret: "p@ss@w0rd-77" },
+      { text: "REDIS_URL=redis://:s3cr3tPassw0rd@cache.internal:6379/0", secret: "s3cr3tPassw0rd" },
     ],
     lookalikes: ["https://example.com:443?email=a@b.com", "see https://example.com/a:b@c", "https://example.com/path:with@at"],
   }),
@@ -349,11 +381,13 @@ export const ORDINARY_TEXT: readonly string[] = [
 ];
 
 const WORD = /[A-Za-z0-9_]/;
-/** A terminal colour code (ECMA-48 SGR) right before a position: `ESC[31m`, or its JSON escape. */
-// eslint-disable-next-line no-control-regex -- the escape character is what a colour code starts with.
-const COLOUR_BEFORE = /(?:\u001b|\\u001[bB])\[[0-9;]*m$/;
-/** A percent-encoded byte right before a position: `%3D`. */
-const PERCENT_BEFORE = /%[0-9A-Fa-f]{2}$/;
+/** How far back `startsWord` reads: the longest context it recognises (a 24-bit colour code is 19 characters). */
+export const WORD_CONTEXT = 32;
+/** A terminal control sequence right before a position (ECMA-48 CSI: a colour, an erased line, a cursor move), or its JSON escape. */
+// eslint-disable-next-line no-control-regex -- the escape character is what a control sequence starts with.
+const CONTROL_BEFORE = /(?:\u001b|\\u001[bB])\[[0-9;?]*[A-Za-z]$/;
+/** A percent-encoded byte right before a position: `%3D`, or encoded again (`%253D`). */
+const PERCENT_BEFORE = /%(?:25)*[0-9A-Fa-f]{2}$/;
 
 /** Whether a match at `offset` of `text` starts a word (see `wordStart`). */
 export function startsWord(text: string, offset: number): boolean {
@@ -362,6 +396,6 @@ export function startsWord(text: string, offset: number): boolean {
   if (!WORD.test(before)) return true;
   // `\n`, `\t`… in JSON text: the letter is an escape's, not a word's.
   if ("nrtbf".includes(before) && text[offset - 2] === "\\" && text[offset - 3] !== "\\") return true;
-  const behind = text.slice(Math.max(0, offset - 16), offset);
-  return COLOUR_BEFORE.test(behind) || PERCENT_BEFORE.test(behind);
+  const behind = text.slice(Math.max(0, offset - WORD_CONTEXT), offset);
+  return CONTROL_BEFORE.test(behind) || PERCENT_BEFORE.test(behind);
 }

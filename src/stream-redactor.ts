@@ -12,12 +12,10 @@
  * continues that candidate: more is hidden than the whole text's redaction would, never less.
  */
 import type { Redactor } from "./redactor.js";
+import { WORD_CONTEXT } from "./secret-patterns.js";
 
 /** The longest tail a stream holds back before it redacts all of it. */
 export const STREAM_HOLD_LIMIT = 512;
-
-/** A swallowed candidate is kept to judge where it ends up to this length; past it, the stream lets nothing more out. */
-const SWALLOW_LIMIT = 64 * 1024;
 
 /** What a text stream offers its writer: each piece in, what may be shown now out. */
 export interface StreamRedaction {
@@ -35,16 +33,60 @@ export interface StreamRedaction {
 export const UNREDACTED_STREAM: StreamRedaction = { push: (text) => text, end: () => "" };
 
 /** How much of the text already let out a stream keeps, to tell whether what follows starts a word. */
-const CONTEXT = 16;
+const CONTEXT = WORD_CONTEXT;
+
+/** The end of a private key block, and what else ends one cut short (another block, a quote). */
+const PEM_CLOSE = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|-----BEGIN |"/;
+/** The longest text PEM_CLOSE matches, less one: how much of a swallowed block's end to keep in view. */
+const PEM_CLOSE_REACH = 96;
+
+/**
+ * A candidate past the limit, shown already as one marker: what follows is hidden while it still
+ * continues the candidate. `ends` reads only the text that came since (one read per piece, however
+ * small the pieces), and answers where in it the candidate ended, or undefined while it goes on.
+ */
+interface Swallowed {
+  ends(text: string): number | undefined;
+}
+
+/** A configured value, as far as its text goes on. */
+function swallowedLiteral(value: string, consumed: number): Swallowed {
+  let at = consumed;
+  return {
+    ends(text) {
+      for (let i = 0; i < text.length; i++, at++) if (at >= value.length || text[i] !== value[at]) return i;
+      return at >= value.length ? text.length : undefined;
+    },
+  };
+}
+
+/** A private key block, to its END line (or another block, or a quote). */
+function swallowedBlock(): Swallowed {
+  let seen = "";
+  return {
+    ends(text) {
+      const view = seen + text;
+      const m = PEM_CLOSE.exec(view);
+      if (m) return Math.max(0, m.index + (m[0].startsWith("-----END") ? m[0].length : 0) - seen.length);
+      seen = view.slice(-PEM_CLOSE_REACH);
+      return undefined;
+    },
+  };
+}
+
+/** Any other shape: a token, to the first character no token is made of (a space, a quote, a bracket…). */
+const swallowedToken: Swallowed = {
+  ends(text) {
+    const i = text.search(/[^A-Za-z0-9._~+/=%-]/);
+    return i === -1 ? undefined : i;
+  },
+};
 
 export class StreamRedactor implements StreamRedaction {
   private held = "";
   /** The end of the raw text already let out (see CONTEXT). */
   private before = "";
-  /** A candidate past the limit, already shown as one marker: what follows is hidden while it continues it. */
-  private swallowing = false;
-  /** Past SWALLOW_LIMIT: nothing more is let out until the stream ends. */
-  private sealed = false;
+  private swallowed: Swallowed | undefined;
 
   constructor(
     private readonly redactor: Redactor,
@@ -52,20 +94,13 @@ export class StreamRedactor implements StreamRedaction {
   ) {}
 
   push(text: string): string {
-    if (this.sealed) return "";
     let buf = this.held + text;
-    if (this.swallowing) {
-      const end = this.candidateEnd(buf);
-      if (end === undefined) {
-        if (buf.length > SWALLOW_LIMIT) {
-          this.sealed = true;
-          this.held = "";
-        } else this.held = buf;
-        return "";
-      }
-      this.swallowing = false;
-      this.before = buf.slice(Math.max(0, end - CONTEXT), end);
-      buf = buf.slice(end);
+    if (this.swallowed) {
+      const end = this.swallowed.ends(text);
+      if (end === undefined) return "";
+      this.swallowed = undefined;
+      this.before = "";
+      buf = text.slice(end);
     }
     const tail = this.redactor.undecided(buf, this.before);
     const cut = tail?.at ?? buf.length;
@@ -74,14 +109,15 @@ export class StreamRedactor implements StreamRedaction {
     this.held = buf.slice(cut);
     if (tail && this.held.length > this.limit) {
       out += `[redacted:${tail.rule}]`;
-      this.swallowing = true;
+      this.swallowed = tail.literal !== undefined && tail.literal.startsWith(this.held) ? swallowedLiteral(tail.literal, this.held.length) : tail.rule === "private-key" ? swallowedBlock() : swallowedToken;
+      this.held = "";
     }
     return out;
   }
 
   end(options: { cutOff?: boolean } = {}): string {
     let rest = "";
-    if (!this.swallowing && !this.sealed) {
+    if (!this.swallowed) {
       // Cut off, a held candidate will never be finished: it may be the first part of a secret.
       const cut = options.cutOff ? this.redactor.unfinished(this.held, this.before) : undefined;
       if (cut) rest = `${this.redactor.plain(this.held.slice(0, cut.at), this.before).text}[redacted:${cut.rule}]`;
@@ -89,21 +125,7 @@ export class StreamRedactor implements StreamRedaction {
     }
     this.held = "";
     this.before = "";
-    this.swallowing = false;
-    this.sealed = false;
+    this.swallowed = undefined;
     return rest;
-  }
-
-  /**
-   * Where the swallowed candidate at the start of `buf` ends: undefined while it still runs to
-   * the end; else the longest of its still-open beginning and any match that starts with it.
-   */
-  private candidateEnd(buf: string): number | undefined {
-    if (this.redactor.undecided(buf, this.before)?.at === 0) return undefined;
-    let open = this.held.length;
-    while (open < buf.length && this.redactor.undecided(buf.slice(0, open + 1), this.before)?.at === 0) open++;
-    let end = open;
-    for (const s of this.redactor.spans(buf, this.before)) if (s.from === 0 && s.to > end) end = s.to;
-    return end;
   }
 }

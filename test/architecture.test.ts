@@ -35,7 +35,7 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 };
 
 /** src/errors.ts, src/thrown.ts and src/redact.ts are below everything; the package entries (stead, stead/conformance) above everything. */
-const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "redact.ts": "shared", "redactor.ts": "shared", "secret-patterns.ts": "shared", "stream-redactor.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
+const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "redact.ts": "shared", "redactor.ts": "shared", "secret-patterns.ts": "shared", "stream-redactor.ts": "shared", "secret-scan.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
 
 /** Folders whose layer is not their name. */
 const FOLDERS: Record<string, Layer> = { stead: "root" };

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Redactor } from "../../src/redactor.js";
-import { SECRET_PATTERNS } from "../../src/secret-patterns.js";
+import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/secret-patterns.js";
 import { STREAM_HOLD_LIMIT, StreamRedactor } from "../../src/stream-redactor.js";
 
 const CONFIGURED = "correct horse battery staple 42";
@@ -22,6 +22,9 @@ const cases: { name: string; text: string; secret: string }[] = [
   { name: "ctx.secret value", text: `token=${VIA_CTX};`, secret: VIA_CTX },
   { name: "the hostile review's stream", text: "Hello Bearer zxcvbnmasdfghjkl0987654321 and goodbye", secret: "zxcvbnmasdfghjkl0987654321" },
 ];
+
+/** Text no rule may touch, whole or in pieces: a piece's end must not make a match the whole text has not. */
+const untouched = [...SECRET_PATTERNS.flatMap((p) => p.lookalikes), ...ORDINARY_TEXT].map((text) => ({ name: text.slice(0, 40), text }));
 
 /** What a stream lets out for `pieces`, piece by piece. */
 function stream(pieces: readonly string[]): string[] {
@@ -54,6 +57,12 @@ describe("a streamed text is redacted as one text", () => {
     for (let i = 1; i < text.length; i++) check(text, secret, cutAt(text, [i]));
     for (let i = 1; i < text.length; i++) for (let j = i + 1; j < text.length; j++) check(text, secret, cutAt(text, [i, j]));
     check(text, secret, [...text]);
+  });
+
+  it.each(untouched.map((c) => [c.name, c] as const))("%j, a look-alike or ordinary text: split at every offset and every pair, it comes out whole and unchanged", (_name, c) => {
+    expect(redactor.plain(c.text).text).toBe(c.text);
+    for (let i = 1; i < c.text.length; i++) expect(stream(cutAt(c.text, [i])).join("")).toBe(c.text);
+    for (let i = 1; i < c.text.length; i++) for (let j = i + 1; j < c.text.length; j++) expect(stream(cutAt(c.text, [i, j])).join("")).toBe(c.text);
   });
 
   it("lets ordinary text out as it comes, holding back only a tail that could begin a secret", () => {
