@@ -100,12 +100,14 @@ async function streamWithDeltas(
   const writes: Promise<void>[] = [];
   // One stream per try: a secret split across two flushes is redacted as in the whole text, before any event holds a piece of it.
   const redaction = driver.redactStream();
+  let shown = "";
   const flush = (end?: { cutOff: boolean }) => {
     clearTimeout(timer);
     timer = undefined;
     const text = redaction.push(pending) + (end ? redaction.end(end) : "");
     pending = "";
     if (!text) return;
+    shown += text;
     writes.push(driver.emit([{ type: "model.delta", data: { step: info.stepId, attempt: info.attempt, try: tryNo, text } }]).catch(() => undefined));
   };
   try {
@@ -119,13 +121,27 @@ async function streamWithDeltas(
     });
     flush({ cutOff: false });
     await Promise.all(writes);
-    return r;
+    return journaledAsShown(r, shown);
   } catch (e) {
     flush({ cutOff: true });
     throw e;
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The response with its text as followers were shown it. The two differ only where the stream
+ * hid more than the whole text's redaction would (a candidate past the stream's limit: a bearer
+ * token that is a long JWT); journaling what was shown keeps the live text a prefix of the
+ * journaled answer, so a follower shows the answer once. One text part only: with several, the
+ * live text is their concatenation and cannot be split back.
+ */
+function journaledAsShown(r: ModelResponse, shown: string): ModelResponse {
+  const texts = r.content.filter((p) => p.type === "text");
+  const only = texts[0];
+  if (texts.length !== 1 || !only || only.text === shown) return r;
+  return { ...r, content: r.content.map((p) => (p === only ? { type: "text", text: shown } : p)) };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

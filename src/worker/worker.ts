@@ -457,7 +457,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       ...(hooks ? { resumed: { hooks } } : {}),
       checkLease: (): true | Promise<boolean> => this.checkLease(claimed.run.id, exec),
       secret: this.secret,
-      redactStream: () => (this.options.redactor?.active ? new StreamRedactor(this.options.redactor) : UNREDACTED_STREAM),
+      // Not only while the redactor is active: a ctx.secret read while the call streams joins it.
+      redactStream: () => (this.options.redactor ? new StreamRedactor(this.options.redactor) : UNREDACTED_STREAM),
     });
     // A worker that stalled past its own lease may reclaim its own run: the older execution is
     // fenced out already, so end it, and let only the newest one own the run's slot.

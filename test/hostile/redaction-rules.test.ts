@@ -27,7 +27,10 @@ describe("redaction rules", () => {
         // As a stored payload: a value, a key, and inside a longer string after an escape.
         const json = r.json(JSON.stringify({ out: [`line one\n${e.text}\tthen more`], [e.text]: 1 }));
         expect(pieces(json.text, e.secret)).toEqual([]);
-        expect(JSON.parse(json.text)).toEqual({ out: [`line one\n${plain.text}\tthen more`], [plain.text]: 1 });
+        // String by string as plain text (a block cut short runs to its string's end, so the line after it goes too).
+        const line = r.plain(`line one\n${e.text}\tthen more`).text;
+        expect(JSON.parse(json.text)).toEqual({ out: [line], [plain.text]: 1 });
+        if (!e.text.includes("-----BEGIN") || e.text.includes("-----END")) expect(line).toBe(`line one\n${plain.text}\tthen more`);
       });
 
       it.each(p.lookalikes.map((t) => [t] as const))("leaves %j alone", (t) => {
