@@ -87,12 +87,17 @@ export class CheckedBackup {
     if (!existsSync(path) || !statSync(path).isFile()) {
       throw new SteadError("STEAD_BAD_PATH", `no backup file at ${path}`, { fix: "pass the file `stead backup --to <file>` wrote" });
     }
-    const copy = new SqliteStore({ path, readonly: true });
+    let copy: SqliteStore;
+    try {
+      copy = new SqliteStore({ path, readonly: true });
+    } catch (e) {
+      throw asDamage(path, e);
+    }
     try {
       return new CheckedBackup(path, await checkBackup(copy, path), copy);
     } catch (e) {
       await copy.close();
-      throw e;
+      throw asDamage(path, e);
     }
   }
 
@@ -107,8 +112,9 @@ export class CheckedBackup {
     const exported = exportStore(this.copy, spool, { allowLive: true }).then(
       () => spool.end(),
       (e: unknown) => {
-        spool.destroy(e instanceof Error ? e : new Error(String(e)));
-        throw e;
+        const err = asDamage(this.file, e);
+        spool.destroy(err instanceof Error ? err : new Error(String(err)));
+        throw err;
       },
     );
     // An encrypted backup's values are restored as they are, sealed; its keys come in the dump's
@@ -187,6 +193,22 @@ function checkTarget(file: string): void {
 
 function badTarget(file: string, what: string): SteadError {
   return new SteadError("STEAD_BAD_PATH", `the backup target ${file} ${what}`, { fix: "choose a new file name in a directory you can write to" });
+}
+
+/**
+ * A failure reading the backup as damage to it, when that is what it is: SQLite finding the file
+ * malformed (a page header, the database header) or not a database, or the file not being a
+ * Stead store. Anything else (a permission, a full disk) is passed on as it is.
+ */
+function asDamage(file: string, e: unknown): unknown {
+  if (e instanceof SteadError) {
+    if (e.code !== "STEAD_NOT_A_STORE") return e;
+    const cause = e.cause instanceof Error ? e.cause.message : e.message;
+    return badBackup(file, `is damaged, or is not a Stead store at all (${cause})`, "restore from another backup (`stead backup --to` writes one)");
+  }
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return e;
+  return badBackup(file, `is damaged: SQLite reports ${JSON.stringify(e instanceof Error ? e.message : String(e))} (${code})`, "restore from another backup");
 }
 
 function badBackup(file: string, what: string, fix: string): SteadError {
