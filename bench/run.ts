@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --scaling-only | --profile]`: throughput, recovery, stream and wake-up figures against
+ * `npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --scaling-only | --maintenance-only | --profile]`: throughput, recovery, stream and wake-up figures against
  * their targets, on the SQLite store and on the Postgres store (STEAD_BENCH_DATABASE_URL, or an
  * embedded server started here). It reports and exits 0 whether targets are met or missed; it
  * fails only when a workload itself goes wrong (e.g. a run that does not recover).
@@ -19,14 +19,15 @@ import { profileSuite } from "./profile.js";
 import { scaleSuite } from "./scale-suite.js";
 import { sqliteSuite } from "./sqlite-suite.js";
 import { workspaceSuite } from "./workspace-suite.js";
+import { maintenanceSuite } from "./maintenance-suite.js";
 import { sessionSuite } from "./session-suite.js";
 import { streamsSuite } from "./streams-suite.js";
 import { wakeupSuite } from "./wakeup-suite.js";
 
-const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--scaling-only", "--profile"] as const;
-const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--scaling-only", "--profile"] as const;
+const FLAGS = ["--sqlite-only", "--postgres-only", "--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--scaling-only", "--maintenance-only", "--profile"] as const;
+const ONLY = ["--listing-only", "--streams-only", "--wakeup-only", "--console-only", "--encryption-only", "--scale-only", "--scaling-only", "--maintenance-only", "--profile"] as const;
 
-function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean; encryptionOnly: boolean; scaleOnly: boolean; scalingOnly: boolean; profile: boolean } {
+function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolean; listingOnly: boolean; streamsOnly: boolean; wakeupOnly: boolean; consoleOnly: boolean; encryptionOnly: boolean; scaleOnly: boolean; scalingOnly: boolean; maintenanceOnly: boolean; profile: boolean } {
   const unknown = argv.filter((a) => !(FLAGS as readonly string[]).includes(a));
   if (unknown.length) throw new UsageError(`unknown argument ${unknown.map((a) => JSON.stringify(a)).join(", ")}`);
   const sqliteOnly = argv.includes("--sqlite-only");
@@ -35,7 +36,7 @@ function parseArgs(argv: readonly string[]): { sqlite: boolean; postgres: boolea
   if (sqliteOnly && argv.includes("--scaling-only")) throw new UsageError("--scaling-only measures Postgres: it does not go with --sqlite-only");
   const only = ONLY.filter((f) => argv.includes(f));
   if (only.length > 1) throw new UsageError(`${only.join(" and ")} exclude each other`);
-  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only"), encryptionOnly: argv.includes("--encryption-only"), scaleOnly: argv.includes("--scale-only"), scalingOnly: argv.includes("--scaling-only"), profile: argv.includes("--profile") };
+  return { sqlite: !postgresOnly, postgres: !sqliteOnly, listingOnly: argv.includes("--listing-only"), streamsOnly: argv.includes("--streams-only"), wakeupOnly: argv.includes("--wakeup-only"), consoleOnly: argv.includes("--console-only"), encryptionOnly: argv.includes("--encryption-only"), scaleOnly: argv.includes("--scale-only"), scalingOnly: argv.includes("--scaling-only"), maintenanceOnly: argv.includes("--maintenance-only"), profile: argv.includes("--profile") };
 }
 
 class UsageError extends Error {}
@@ -81,6 +82,11 @@ async function main(): Promise<void> {
     console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
     return;
   }
+  if (which.maintenanceOnly) {
+    await maintenanceSuite();
+    console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
+    return;
+  }
   if (which.scaleOnly) {
     await scaleSuite();
     console.log(`\nbench time ${fmt((performance.now() - started) / 1000, 1)} s; a target missed is reported, not failed.`);
@@ -112,6 +118,8 @@ async function main(): Promise<void> {
     console.log("");
     await workspaceSuite();
     console.log("");
+    await maintenanceSuite();
+    console.log("");
     await sessionSuite();
     console.log("");
     await sqliteListingSuite();
@@ -140,7 +148,7 @@ process.on("exit", (code) => {
 
 main().then(() => (finished = true), (e: unknown) => {
   if (e instanceof UsageError) {
-    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --scaling-only | --profile]`);
+    console.error(`stead bench: ${e.message}\nfix: npm run bench [-- --sqlite-only | --postgres-only] [--listing-only | --streams-only | --wakeup-only | --console-only | --encryption-only | --scale-only | --scaling-only | --maintenance-only | --profile]`);
     process.exit(2);
   }
   if (e instanceof BenchSetupError) {

@@ -95,7 +95,7 @@ describe("a damaged backup", () => {
     const db = await freshDatabase("damaged-backup");
     try {
       await refused(damagedAt(4 * pageSize), db.url);
-      const tables = await withClient(db.url, async (c) => (await c.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")).rows);
+      const tables = await withClient(db.url, async (c) => (await c.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")).rows);
       expect(tables).toEqual([]);
     } finally {
       await db.drop();

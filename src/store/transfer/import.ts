@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { StringDecoder } from "node:string_decoder";
 import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
 import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
+import { dumpLines } from "./dump-lines.js";
 
 /** A dump to read: a stream (read once: it is copied to a temp file), or a function opening it anew each time. */
 export type DumpInput = Readable | (() => Readable);
@@ -207,7 +207,7 @@ async function scanDump(
   let trailer: DumpTrailer | undefined;
   let lastTable = -1;
   let lineNo = 0;
-  for await (const { text, complete } of linesOf(readable)) {
+  for await (const { text, complete } of dumpLines(readable as AsyncIterable<Buffer | string>, name)) {
     lineNo++;
     if (header === undefined) {
       header = parseHeader(text, name);
@@ -242,22 +242,4 @@ async function scanDump(
   if (problems.length > 0) throw badDump(name, `is corrupted: ${problems.join("; ")}`);
   if (upgraded) return { header, tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, upgraded[t].digest()])) as StoreDigest };
   return { header, tables };
-}
-
-/** Lines of a UTF-8 stream, without their "\n" (or "\r\n"); `complete` is false for a last line with no newline. */
-async function* linesOf(readable: Readable): AsyncGenerator<{ text: string; complete: boolean }> {
-  const decoder = new StringDecoder("utf8");
-  let rest = "";
-  for await (const chunk of readable as AsyncIterable<Buffer | string>) {
-    rest += typeof chunk === "string" ? chunk : decoder.write(chunk);
-    let start = 0;
-    for (let i = rest.indexOf("\n"); i >= 0; i = rest.indexOf("\n", start)) {
-      const end = i > start && rest.charCodeAt(i - 1) === 13 ? i - 1 : i;
-      yield { text: rest.slice(start, end), complete: true };
-      start = i + 1;
-    }
-    rest = rest.slice(start);
-  }
-  rest += decoder.end();
-  if (rest.length > 0) yield { text: rest, complete: false };
 }
