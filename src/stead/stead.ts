@@ -110,12 +110,18 @@ export interface EncryptionOptions {
   /** A key provider (a KMS), or the path of a key file. */
   key?: KeyProvider | string;
   keyDir?: string;
+  /**
+   * Use a key file that its group or other users may read. Default: STEAD_ALLOW_READABLE_KEY_FILE=1,
+   * else false (such a file is refused, STEAD_KEY_EXPOSED).
+   */
+  allowReadableKeyFile?: boolean;
 }
 
 /** The keys an instance may open its store with: the one given, else the environment's; and the key directory. */
 export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
-  const given = typeof options?.key === "string" ? keyFileProvider(options.key) : (options?.key ?? keyFromEnv());
-  return new KeyChain(given, options?.keyDir ?? defaultKeyDir());
+  const fileOptions = options?.allowReadableKeyFile === undefined ? {} : { allowReadable: options.allowReadableKeyFile };
+  const given = typeof options?.key === "string" ? keyFileProvider(options.key, fileOptions) : (options?.key ?? keyFromEnv(process.env, fileOptions));
+  return new KeyChain(given, options?.keyDir ?? defaultKeyDir(), fileOptions);
 }
 
 export interface StartOptions extends ControlOptions {
@@ -182,9 +188,10 @@ export class Stead {
     );
     const readonly = options.readonly ?? false;
     this.create = !readonly && (options.create ?? true);
+    // The key is found (or refused) before the store is opened: a refusal creates no store.
+    this.keyChain = keyChainFor(options.encryption);
     const base = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
     // Redacted first, then sealed: a secret is gone before anything is encrypted.
-    this.keyChain = keyChainFor(options.encryption);
     this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
     this.controlWrites = controlStore(this.store);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;

@@ -81,7 +81,8 @@ async function exportToFile(stead: Stead, out: string): Promise<ExportSummary> {
   const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.partial`);
   let stream: WriteStream;
   try {
-    stream = createWriteStream(tmp, { flags: "wx" });
+    // Readable by its owner alone: a dump holds every run (a plain store's in the clear).
+    stream = createWriteStream(tmp, { flags: "wx", mode: 0o600 });
     await new Promise<void>((resolve, reject) => stream.once("open", () => resolve()).once("error", reject));
   } catch (e) {
     throw new SteadError("STEAD_BAD_PATH", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });

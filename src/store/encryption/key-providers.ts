@@ -5,7 +5,7 @@
  * its id). A KMS is one more provider: `wrap` and `unwrap` call it, the key never leaves it.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { SteadError } from "../../errors.js";
@@ -56,7 +56,30 @@ export function parseKey(text: string, where: string): Buffer {
   return key;
 }
 
-export function keyFileProvider(path: string): KeyProvider {
+/** Whether a key file other users may read is used anyway: the option given, else STEAD_ALLOW_READABLE_KEY_FILE=1. */
+export interface KeyFileOptions {
+  allowReadable?: boolean;
+}
+
+const allowReadable = (o: KeyFileOptions, env: NodeJS.ProcessEnv = process.env): boolean => o.allowReadable ?? env.STEAD_ALLOW_READABLE_KEY_FILE === "1";
+
+/**
+ * Refuses a key file its group or other users may read: anyone who can read it can read every
+ * value of the store, and it is not the owner's alone to say who may. (Windows keeps no such bits.)
+ */
+function refuseReadable(path: string, o: KeyFileOptions): void {
+  if (process.platform === "win32" || allowReadable(o)) return;
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st || (st.mode & 0o044) === 0) return;
+  const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
+  throw new SteadError("STEAD_KEY_EXPOSED", `the key file ${path} has mode ${mode}: ${(st.mode & 0o004) !== 0 ? "every user of this machine" : "its group"} may read it, and with it every value of the store`, {
+    path,
+    fix: `make it its owner's alone: chmod 600 ${path} (to use it as it is, set STEAD_ALLOW_READABLE_KEY_FILE=1)`,
+  });
+}
+
+export function keyFileProvider(path: string, options: KeyFileOptions = {}): KeyProvider {
+  refuseReadable(path, options);
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -101,13 +124,14 @@ export class KeyChain {
   constructor(
     readonly given: KeyProvider | undefined,
     readonly dir: string = defaultKeyDir(),
+    private readonly fileOptions: KeyFileOptions = {},
   ) {}
 
   /** The provider holding `kekId`, or undefined. */
   find(kekId: string): KeyProvider | undefined {
     if (this.given?.holds(kekId)) return this.given;
     const path = keyFileIn(this.dir, kekId);
-    return existsSync(path) ? keyFileProvider(path) : undefined;
+    return existsSync(path) ? keyFileProvider(path, this.fileOptions) : undefined;
   }
 
   describe(): string {
@@ -116,8 +140,8 @@ export class KeyChain {
 }
 
 /** The key given by the environment (STEAD_ENCRYPTION_KEY, else STEAD_ENCRYPTION_KEY_FILE), if any. */
-export function keyFromEnv(env: NodeJS.ProcessEnv = process.env): KeyProvider | undefined {
+export function keyFromEnv(env: NodeJS.ProcessEnv = process.env, options: KeyFileOptions = {}): KeyProvider | undefined {
   if (env.STEAD_ENCRYPTION_KEY) return envKeyProvider("STEAD_ENCRYPTION_KEY", env);
-  if (env.STEAD_ENCRYPTION_KEY_FILE) return keyFileProvider(env.STEAD_ENCRYPTION_KEY_FILE);
+  if (env.STEAD_ENCRYPTION_KEY_FILE) return keyFileProvider(env.STEAD_ENCRYPTION_KEY_FILE, options);
   return undefined;
 }

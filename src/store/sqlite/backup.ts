@@ -31,6 +31,9 @@ export function vacuumInto(db: Database.Database, file: string): void {
     });
   }
   try {
+    // Created empty first, readable by its owner alone (VACUUM INTO takes an empty file): SQLite
+    // would create it under the umask, readable by every user of the machine.
+    closeSync(openSync(file, "wx", 0o600));
     db.prepare("VACUUM INTO ?").run(file);
   } catch (e) {
     throw copyFailed(file, e);

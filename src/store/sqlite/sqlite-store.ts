@@ -168,7 +168,7 @@ export class SqliteStore implements Store {
     }
     if (!there) {
       try {
-        mkdirSync(dirname(path), { recursive: true });
+        createPrivateFile(path);
       } catch (e) {
         throw this.openError(e);
       }
@@ -1132,6 +1132,21 @@ export class SqliteStore implements Store {
       return { count, bytes };
     }).immediate());
     return Promise.resolve(out);
+  }
+}
+
+/**
+ * An empty store file readable by its owner alone, in directories made for it likewise (0700):
+ * SQLite gives its -wal and -shm files the mode of the store file, so they follow. Under the usual
+ * umask (022) SQLite would create all three readable by every user of the machine. Another
+ * process creating the same store at once is fine: the file is then its.
+ */
+function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }
 }
 

@@ -39,7 +39,7 @@ export class VerifiedDump {
       spoolDir = await mkdtemp(join(tmpdir(), "stead-import-"));
       const file = join(spoolDir, "dump.jsonl");
       try {
-        await pipeline(input, createWriteStream(file));
+        await pipeline(input, createWriteStream(file, { mode: 0o600 }));
       } catch (e) {
         await rm(spoolDir, { recursive: true, force: true });
         throw unreadable(name, e);
