@@ -21,6 +21,7 @@ export interface WorkerCliOptions {
   lease?: string;
   poll?: string;
   workspacePolicy?: string;
+  keepSpecialBits?: boolean;
   deleteFinishedBefore?: string;
   keepSummary?: boolean;
 }
@@ -37,7 +38,8 @@ export function withWorkerOptions(cmd: Command): Command {
     .option("--poll <ms>", "claim and sweep period when idle (ms or a duration); wake-ups claim sooner", "200")
     .option("--delete-finished-before <duration>", "hourly, delete runs finished at least this long ago (as `stead gc --finished-before`)")
     .option("--keep-summary", "with --delete-finished-before: keep each run's row and a run.pruned event")
-    .addOption(workspacePolicyOption());
+    .addOption(workspacePolicyOption())
+    .option("--keep-special-bits", "on resume, put files back with the setuid and setgid bits their snapshot records (default: cleared)");
 }
 
 export interface CliWorker {
@@ -52,7 +54,8 @@ export const workerDefinitions = (files: readonly string[]): Promise<AnyDefiniti
 /** Makes a worker for `definitions` on `stead`, printing its claims and outcomes to stdout and its errors to stderr. */
 export function cliWorker(stead: Stead, definitions: readonly AnyDefinition[], o: WorkerCliOptions): CliWorker {
   const { concurrency, leaseMs, pollMs, retention } = checkWorkerOptions(o);
-  const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(retention ? { retention } : {}), ...(o.workspacePolicy ? { workspace: { policy: o.workspacePolicy as WorkspacePolicy } } : {}) });
+  const workspace = { ...(o.workspacePolicy ? { policy: o.workspacePolicy as WorkspacePolicy } : {}), ...(o.keepSpecialBits ? { keepSpecialBits: true } : {}) };
+  const w = stead.worker({ definitions, concurrency, leaseMs, pollMs, ...(retention ? { retention } : {}), ...(Object.keys(workspace).length > 0 ? { workspace } : {}) });
   w.on("claimed", (id) => print(`${clock(Date.now())}  claimed ${id}`));
   w.on("outcome", (id, outcome) => print(`${clock(Date.now())}  ${id} ${describeOutcome(outcome)}`));
   w.on("error", (e) => writeErr(`stead: worker error: ${e instanceof Error ? e.message : String(e)}`));

@@ -27,6 +27,8 @@ export interface RestoreOptions {
   seq?: number;
   /** The directory to write, missing or empty. Default: the run's own workspace path. */
   to?: string;
+  /** Write setuid and setgid bits as the snapshot records them. Default false: cleared. */
+  keepSpecialBits?: boolean;
 }
 
 export interface Restored {
@@ -57,7 +59,7 @@ export async function restoreRunSnapshot(store: Store, runId: string, options: R
     throw new SteadError("STEAD_BAD_OPTION", `run ${runId} has no workspace path to restore into`, { runId, fix: "pass --to <dir>, a new or empty directory" });
   }
   w.checkRestoreTarget(resolve(target));
-  const r = await w.restoreSnapshot(store, snapshot, target);
+  const r = await w.restoreSnapshot(store, snapshot, target, undefined, { keepSpecialBits: options.keepSpecialBits ?? false });
   return { runId, snapshot: snapshotView(w, snapshot), target: r.target, files: r.files };
 }
 

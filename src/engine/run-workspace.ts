@@ -3,7 +3,7 @@ import { errorMessage } from "../errors.js";
 import { existsSync, readdirSync } from "node:fs";
 import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
 import { sessionTurns } from "../store/run-sets.js";
-import type { CaptureResult, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
+import type { CaptureResult, RestoreModeOptions, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
 import { workspace, type Workspace } from "../workspace/lazy.js";
 
 /** How a worker treats the workspaces of the runs it executes. */
@@ -23,6 +23,11 @@ export interface WorkspaceOptions {
    * refers to are deleted (those younger than `graceMs`, default one hour, survive). Absent: keep every snapshot.
    */
   retention?: { keepSteps: number; everyMs?: number; graceMs?: number };
+  /**
+   * Put files back with the setuid and setgid bits their snapshot records. Default false: a
+   * restore clears them (a snapshot can be edited; restored by root, such a file runs as root).
+   */
+  keepSpecialBits?: boolean;
 }
 
 /** Parts a capture adds to the step write it belongs to. */
@@ -51,7 +56,8 @@ export class RunWorkspace {
   static async open(store: Store, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
     const scan = { ...(options.scan ?? {}), exclude: [...(options.scan?.exclude ?? []), ...storeFilesInside(store, root)] };
     const w = await workspace();
-    const inherited = await inheritTurnFiles(w, store, claimed, root);
+    const modes = { keepSpecialBits: options.keepSpecialBits ?? false };
+    const inherited = await inheritTurnFiles(w, store, claimed, root, modes);
     const p = await w.prepareWorkspace({
       store,
       runId: claimed.run.id,
@@ -59,6 +65,7 @@ export class RunWorkspace {
       journal: claimed.journal,
       ...(options.policy ? { policy: options.policy } : {}),
       options: scan,
+      modes,
     });
     p.tracker.watch();
     return { ws: new RunWorkspace(p.tracker, options, w), events: [...inherited, ...p.events], fresh: p.action === "none" };
@@ -109,7 +116,7 @@ function storeFilesInside(store: Store, root: string): string[] {
  * directory is missing or empty, a turn with no snapshot of its own gets the latest one of the
  * closest earlier turn that has any. Returns the event that says so.
  */
-async function inheritTurnFiles(w: Workspace, store: Store, claimed: ClaimedRun, root: string): Promise<EventWrite[]> {
+async function inheritTurnFiles(w: Workspace, store: Store, claimed: ClaimedRun, root: string, modes: RestoreModeOptions): Promise<EventWrite[]> {
   const { sessionId, turn, id } = claimed.run;
   if (!sessionId || turn === null) return [];
   if (existsSync(root) && readdirSync(root).length > 0) return [];
@@ -118,7 +125,7 @@ async function inheritTurnFiles(w: Workspace, store: Store, claimed: ClaimedRun,
   for (const r of earlier) {
     const snapshot = w.resumeSnapshot(await store.snapshots(r.id), await store.journal(r.id));
     if (!snapshot) continue;
-    await w.restoreSnapshot(store, snapshot, root);
+    await w.restoreSnapshot(store, snapshot, root, undefined, modes);
     return [{ type: "workspace.restored", data: { action: "inherited", fromRun: r.id, fromTurn: r.turn, seq: snapshot.seq, step: snapshot.stepId, workspace: root } }];
   }
   return [];

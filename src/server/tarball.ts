@@ -82,7 +82,8 @@ export function header(e: SnapshotEntry, mtimeS: number): Buffer {
   const main = ustar({
     name: pax.path === undefined ? name : name.replace(/[^\x20-\x7e]/g, "_").slice(0, 99),
     type: e.kind === "dir" ? "5" : e.kind === "link" ? "2" : "0",
-    mode: e.kind === "link" ? 0o777 : e.mode,
+    // Never setuid or setgid: tar run by root restores them, and every entry is owned by uid 0.
+    mode: e.kind === "link" ? 0o777 : e.mode & ~0o6000,
     size: pax.size === undefined ? size : 0,
     mtimeS,
     ...(link !== undefined ? { link: pax.linkpath === undefined ? link : "" } : {}),

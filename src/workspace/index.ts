@@ -16,7 +16,7 @@ export { diffTrees, type TreeDiff } from "./diff.js";
 export { gcWorkspaces, type GcOptions, type GcResult } from "./gc.js";
 export { decodeNotes, noteLabel, type StoredNotes } from "./notes.js";
 export { DEFAULT_EXCLUDES, DEFAULT_GC_GRACE_MS, DEFAULT_MAX_FILE_BYTES, type ScanOptions } from "./options.js";
-export { checkRestoreTarget, reconcileWorkspace, restoreSnapshot, type ReconcileResult, type RestoreResult, type WorkspacePolicy } from "./restore.js";
+export { checkRestoreTarget, reconcileWorkspace, restoreSnapshot, type ReconcileResult, type RestoreModeOptions, type RestoreResult, type WorkspacePolicy } from "./restore.js";
 export { prepareWorkspace, resumeSnapshot, type PrepareAction, type PreparedWorkspace } from "./resume.js";
 export type { NoteKind, ScanNote } from "./scan.js";
 export { findSnapshot, type SnapshotChoice } from "./select.js";

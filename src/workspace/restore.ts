@@ -15,6 +15,7 @@ import { resolveScanOptions, type ScanOptions } from "./options.js";
 import { scanTree } from "./scan.js";
 import { walkFiles, type Entry, type Tree } from "./tree.js";
 import { TreeLoader } from "./tree-loader.js";
+import { withoutSpecialBits } from "./special-bits.js";
 
 export type WorkspacePolicy = "restore" | "keep";
 
@@ -36,6 +37,16 @@ export function checkRestoreTarget(dir: string): "missing" | "empty" {
   return "empty";
 }
 
+export interface RestoreModeOptions {
+  /** Write setuid and setgid bits as the snapshot records them. Default false: cleared (see special-bits.ts). */
+  keepSpecialBits?: boolean;
+}
+
+/** The tree a restore writes: the snapshot's, without setuid and setgid bits unless kept. */
+export function treeToWrite(tree: Tree, options: RestoreModeOptions = {}): Tree {
+  return options.keepSpecialBits ? tree : withoutSpecialBits(tree);
+}
+
 export interface RestoreResult {
   target: string;
   files: number;
@@ -47,10 +58,10 @@ export interface RestoreResult {
  * sibling directory first, renamed into place once complete: a failure (a missing blob) leaves
  * the target as it was.
  */
-export async function restoreSnapshot(store: SnapshotsAndBlobs, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree): Promise<RestoreResult> {
+export async function restoreSnapshot(store: SnapshotsAndBlobs, snapshot: Pick<SnapshotRow, "root">, target: string, tree?: Tree, options: RestoreModeOptions = {}): Promise<RestoreResult> {
   const dir = resolve(target);
   const state = checkRestoreTarget(dir);
-  const t = tree ?? (await new TreeLoader(store).load(snapshot.root));
+  const t = treeToWrite(tree ?? (await new TreeLoader(store).load(snapshot.root)), options);
   mkdirSync(dirname(dir), { recursive: true });
   const tmp = join(dirname(dir), `.${basename(dir)}.stead-restore-${process.pid}-${randomBytes(4).toString("hex")}`);
   // A snapshot records no mode for its root: an existing (empty) target keeps its own, a new one
@@ -98,8 +109,9 @@ export async function reconcileWorkspace(
   policy: WorkspacePolicy,
   options: ScanOptions = {},
   tree?: Tree,
+  modes: RestoreModeOptions = {},
 ): Promise<ReconcileResult> {
-  const t = tree ?? (await new TreeLoader(store).load(snapshot.root));
+  const t = treeToWrite(tree ?? (await new TreeLoader(store).load(snapshot.root)), modes);
   const scan = await scanTree({ root, base: t, trustBefore: snapshot.createdAt - 1000, options: resolveScanOptions(options) });
   const unmanaged = [...decodeNotes(snapshot.notes).notes, ...scan.notes].map((n) => n.path);
   const managed = (p: string) => !unmanaged.some((u) => p === u || p.startsWith(`${u}/`));

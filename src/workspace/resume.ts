@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import type { EventWrite, SnapshotRow, StepRow, SnapshotsAndBlobs } from "../store/types.js";
 import { WorkspaceTracker } from "./capture.js";
 import type { ScanOptions } from "./options.js";
-import { reconcileWorkspace, restoreSnapshot, type WorkspacePolicy } from "./restore.js";
+import { reconcileWorkspace, restoreSnapshot, treeToWrite, type RestoreModeOptions, type WorkspacePolicy } from "./restore.js";
 import { statRoot } from "./workspace-path.js";
 import { TreeLoader } from "./tree-loader.js";
 
@@ -55,6 +55,7 @@ export async function prepareWorkspace(input: {
   journal: readonly StepRow[];
   policy?: WorkspacePolicy;
   options?: ScanOptions;
+  modes?: RestoreModeOptions;
 }): Promise<PreparedWorkspace> {
   const { store, runId, root } = input;
   const snapshot = resumeSnapshot(await store.snapshots(runId), input.journal);
@@ -65,15 +66,16 @@ export async function prepareWorkspace(input: {
     const tracker = await WorkspaceTracker.open(store, runId, root, input.options ?? {});
     return { tracker, snapshot, action: "none", changed: [], added: [], removed: [], events: [] };
   }
-  const tree = await new TreeLoader(store).load(snapshot.root);
+  // The tree as written: later captures compare the files against it.
+  const tree = treeToWrite(await new TreeLoader(store).load(snapshot.root), input.modes);
   let action: PrepareAction;
   let lists = { changed: [] as string[], added: [] as string[], removed: [] as string[] };
   if (empty) {
-    await restoreSnapshot(store, snapshot, root, tree);
+    await restoreSnapshot(store, snapshot, root, tree, input.modes);
     action = "restored";
   } else {
     const policy = input.policy ?? "restore";
-    const r = await reconcileWorkspace(store, snapshot, root, policy, input.options ?? {}, tree);
+    const r = await reconcileWorkspace(store, snapshot, root, policy, input.options ?? {}, tree, input.modes);
     lists = { changed: r.changed, added: r.added, removed: r.removed };
     action = r.applied ? "put-back" : lists.changed.length + lists.added.length + lists.removed.length ? "kept" : "unchanged";
   }

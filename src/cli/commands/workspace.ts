@@ -87,14 +87,15 @@ export function registerWorkspace(program: Command): void {
     .option("--step <id>", "the snapshot of this step (default: the run's latest step snapshot)")
     .option("--seq <n>", "the snapshot at this journal position (-1: as the run found its workspace)")
     .option("--to <dir>", "the directory to write (must be missing or empty)")
+    .option("--keep-special-bits", "write setuid and setgid bits as the snapshot records them (default: cleared)")
     .action(
-      act(async (runId: string, o: { step?: string; seq?: string; to?: string }, cmd: Command) => {
+      act(async (runId: string, o: { step?: string; seq?: string; to?: string; keepSpecialBits?: boolean }, cmd: Command) => {
         if (o.step !== undefined && o.seq !== undefined) {
           throw new SteadError("STEAD_BAD_OPTION", "--step and --seq both name a snapshot", { fix: "pass one of them" });
         }
         const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
         await withStead(cmd, "read", async (stead) => {
-          const r = await stead.restore(runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}), ...(o.to !== undefined ? { to: o.to } : {}) });
+          const r = await stead.restore(runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}), ...(o.to !== undefined ? { to: o.to } : {}), ...(o.keepSpecialBits ? { keepSpecialBits: true } : {}) });
           const snapshot = r.snapshot;
           print(`restored run ${runId} ${snapshot.stepId ? `after step "${snapshot.stepId}"` : "as it started"} (seq ${snapshot.seq}, ${snapshot.source}) into ${r.target}: ${r.files} files`);
           const notes = noteLines([{ notes: snapshot.notes }]);
