@@ -20,6 +20,7 @@ import { createKeyFile, keyFileIn, KeyChain, keyFileProvider } from "../src/stor
 import { rotateKeys } from "../src/store/encryption/keyring.js";
 import { newKey } from "../src/store/encryption/cipher.js";
 import { CheckedBackup } from "../src/stead/backup.js";
+import { dumpSigner } from "../src/stead/transfer.js";
 import { restoreSnapshot } from "../src/workspace/index.js";
 import { onStore, STORE_KINDS, type OnStore, type StoreKind } from "./helpers/both-stores.js";
 import { FAST_WORKER, tempDir } from "./helpers/temp-store.js";
@@ -384,7 +385,7 @@ describe("an encrypted SQLite store's backup", () => {
     const target = join(where.dir, "restored", "stead.db");
     mkdirSync(join(where.dir, "restored"));
     const restoring = createStead({ store: target, encryption: { keyDir: k.dir } });
-    const checked = await CheckedBackup.open(file);
+    const checked = await CheckedBackup.open(file, { signer: dumpSigner({ keyDir: k.dir }) });
     try {
       await restoring.restoreBackup(checked);
     } finally {

@@ -15,8 +15,8 @@ import { basename, dirname, join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { SteadError } from "../errors.js";
 import { SqliteStore, sealBackup } from "../store/sqlite/index.js";
-import { digestDifferences, digestStore, exportStore, importStore, VerifiedDump, type ImportSummary, type StoreDigest } from "../store/transfer/index.js";
-import { TRANSFER_TABLES, type BackupRecord, type Store } from "../store/types.js";
+import { backupSignature, digestDifferences, digestStore, exportStore, importStore, signatureMatches, VerifiedDump, type ImportOptions, type ImportSummary, type StoreDigest } from "../store/transfer/index.js";
+import { TRANSFER_TABLES, type BackupRecord, type DumpSigner, type Store } from "../store/types.js";
 import { SCHEMA_VERSION } from "../store/schema/tables.js";
 
 export interface BackupSummary {
@@ -35,8 +35,11 @@ export interface RestoreSummary extends ImportSummary {
   backup: BackupRecord;
 }
 
-/** Copies `store` into a new file at `target`, checks the copy, and records its digests in it. */
-export async function takeBackup(store: Store, target: string): Promise<BackupSummary> {
+/**
+ * Copies `store` into a new file at `target`, checks the copy, and records its digests in it; an
+ * encrypted store's copy also records a signature (store/transfer/signing.ts) made with its key.
+ */
+export async function takeBackup(store: Store & { dumpSigner?: DumpSigner }, target: string): Promise<BackupSummary> {
   if (!store.backupInto) {
     throw new SteadError("STEAD_BAD_OPTION", `the store ${store.location} is a ${store.dialect} database: \`stead backup\` copies SQLite stores`, {
       fix: "back a Postgres database up with its own tools (pg_dump, or base backups with WAL archiving), or copy it into another store with `stead export` and `stead import`",
@@ -51,12 +54,19 @@ export async function takeBackup(store: Store, target: string): Promise<BackupSu
   try {
     const takenAt = Date.now();
     await store.backupInto(partial);
-    const tables = await withCopy(partial, async (copy) => {
+    const meta = { source: store.location, takenAt, schemaVersion: info.schemaVersion };
+    const { tables, signature } = await withCopy(partial, async (copy) => {
       const problems = await copy.integrityProblems();
       if (problems.length > 0) throw badBackup(file, `failed SQLite's integrity check right after it was written (${problems.slice(0, 3).join("; ")})`, "take the backup again; if it fails again, check the disk the store is on");
-      return digestStore(copy);
+      const keys = await copy.dataKeys();
+      if (keys.length === 0) return { tables: await digestStore(copy), signature: undefined };
+      if (!store.dumpSigner) {
+        throw new SteadError("STEAD_BAD_OPTION", `the store ${store.location} is encrypted, and was opened without the encryption layer that signs its backup`, { fix: "take it through Stead (`stead backup`, or backup on createStead's instance)" });
+      }
+      const keyed = await store.dumpSigner(keys, store.location);
+      return { tables: await digestStore(copy), signature: backupSignature(keyed, meta, await digestStore(copy, undefined, keyed)) };
     });
-    sealBackup(partial, { source: store.location, takenAt, schemaVersion: info.schemaVersion, tables });
+    sealBackup(partial, { ...meta, tables, ...(signature ? { signature } : {}) });
     try {
       linkSync(partial, file);
     } catch (e) {
@@ -75,14 +85,23 @@ export async function takeBackup(store: Store, target: string): Promise<BackupSu
  * match the digests recorded when it was taken. Checked before the target store is opened, so a
  * bad backup creates or changes nothing.
  */
+export interface OpenBackupOptions {
+  /** Checks an encrypted store's backup with the keys this process holds (stead/transfer.ts's `dumpSigner`). */
+  signer: DumpSigner;
+}
+
 export class CheckedBackup {
   private constructor(
     readonly file: string,
     readonly record: BackupRecord,
+    /** Whether its signature was checked (an encrypted store's backup); a plain one's digests detect damage, not edits. */
+    readonly signed: boolean,
     private readonly copy: SqliteStore,
+    private readonly signer: DumpSigner,
   ) {}
 
-  static async open(file: string): Promise<CheckedBackup> {
+  static async open(file: string, options: OpenBackupOptions): Promise<CheckedBackup> {
+    const { signer } = options;
     const path = resolve(file);
     if (!existsSync(path) || !statSync(path).isFile()) {
       throw new SteadError("STEAD_BAD_PATH", `no backup file at ${path}`, { fix: "pass the file `stead backup --to <file>` wrote" });
@@ -94,22 +113,23 @@ export class CheckedBackup {
       throw asDamage(path, e);
     }
     try {
-      return new CheckedBackup(path, await checkBackup(copy, path), copy);
+      const { record, signed } = await checkBackup(copy, path, signer);
+      return new CheckedBackup(path, record, signed, copy, signer);
     } catch (e) {
       await copy.close();
       throw asDamage(path, e);
     }
   }
 
-  /** Loads the backup into `target`, which must hold no rows, and verifies every table there against it. */
-  async restoreInto(target: Store): Promise<RestoreSummary> {
+  /** Loads the backup into `target`, which must hold no rows, and verifies every table there against it (tokens only `withTokens`). */
+  async restoreInto(target: Store, options: Pick<ImportOptions, "withTokens"> = {}): Promise<RestoreSummary> {
     if (target.dialect === "sqlite" && resolve(target.location) === this.file) {
       throw badBackup(this.file, "is the store to restore into", "restore into another store (--store), or open the backup where it lies with --store <file>");
     }
     const spool = new PassThrough();
     // The dump is read (and checked) while it is written: a failed export ends it early, and
     // VerifiedDump refuses a dump without its trailer.
-    const exported = exportStore(this.copy, spool, { allowLive: true }).then(
+    const exported = exportStore(this.copy, spool, { allowLive: true, signer: this.signer }).then(
       () => spool.end(),
       (e: unknown) => {
         const err = asDamage(this.file, e);
@@ -119,10 +139,10 @@ export class CheckedBackup {
     );
     // An encrypted backup's values are restored as they are, sealed; its keys come in the dump's
     // header and are taken as an import takes them (needing the backup's key at hand).
-    const [, dump] = await Promise.all([exported, VerifiedDump.from(spool, this.file)]);
+    const [, dump] = await Promise.all([exported, VerifiedDump.from(spool, this.file, { signer: this.signer })]);
     try {
-      const summary = await importStore(target, dump);
-      return { ...summary, backup: this.record };
+      const summary = await importStore(target, dump, options);
+      return { ...summary, signed: this.signed, backup: this.record };
     } finally {
       await dump.dispose();
     }
@@ -133,8 +153,11 @@ export class CheckedBackup {
   }
 }
 
-/** The backup's own record, once the copy passes SQLite's integrity check and matches the digests it records. */
-async function checkBackup(copy: SqliteStore, path: string): Promise<BackupRecord> {
+/**
+ * The backup's own record, once the copy passes SQLite's integrity check and matches the digests
+ * it records, and, for an encrypted store's, the signature only its key makes.
+ */
+async function checkBackup(copy: SqliteStore, path: string, signer: DumpSigner): Promise<{ record: BackupRecord; signed: boolean }> {
   const info = await copy.check();
   if (info.schemaVersion !== SCHEMA_VERSION) {
     throw badBackup(path, `was taken at schema version ${info.schemaVersion}; this Stead restores backups of version ${SCHEMA_VERSION}`, info.schemaVersion < SCHEMA_VERSION ? "restore it with the Stead version that took it, then migrate the restored store (`stead migrate`); or copy the backup and open the copy with --store, which migrates it" : "restore it with the newer Stead that took it");
@@ -149,7 +172,17 @@ async function checkBackup(copy: SqliteStore, path: string): Promise<BackupRecor
   if (!recorded) throw badBackup(path, "has an unreadable record of its digests", "restore from another backup");
   const changed = digestDifferences(recorded, await digestStore(copy), "the backup's record", "its rows");
   if (changed.length > 0) throw badBackup(path, `does not match the digests recorded when it was taken (${changed.join("; ")}): it was changed since`, "restore from another backup");
-  return record;
+  const keys = await copy.dataKeys();
+  const EDITED = "restore from another backup; a backup of an encrypted store is signed by its key, and no one without the key can sign an edited one";
+  if (keys.length === 0) {
+    if (record.signature !== undefined) throw badBackup(path, "carries a signature but no keys: it was edited (its keys taken out)", EDITED);
+    return { record, signed: false };
+  }
+  if (typeof record.signature !== "string") throw badBackup(path, "is of an encrypted store, and records no signature: it was edited (the signature taken off)", EDITED);
+  const keyed = await signer(keys, path);
+  const expected = backupSignature(keyed, record, await digestStore(copy, undefined, keyed));
+  if (!signatureMatches(record.signature, expected)) throw badBackup(path, "does not match its signature (made with its store's key when it was taken): its rows or record were edited since", EDITED);
+  return { record, signed: true };
 }
 
 function recordedDigest(record: BackupRecord): StoreDigest | undefined {

@@ -53,7 +53,7 @@ import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntri
 import { sendToSession, turnViews, type TurnView } from "../engine/session-turns.js";
 import { sessionTurns } from "../store/run-sets.js";
 import type { SessionTranscript } from "../agent/session-transcript.js";
-import type { DumpInput, ExportOptions, ExportSummary, ImportSummary, VerifiedDump } from "../store/transfer/index.js";
+import type { DumpInput, ExportOptions, ExportSummary, ImportOptions, ImportSummary, VerifiedDump } from "../store/transfer/index.js";
 import { exportStore, importStore } from "../store/transfer/lazy.js";
 import { Tokens } from "../engine/access/tokens.js";
 import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
@@ -770,18 +770,26 @@ export class Stead {
     return takeBackup(this.store, file);
   }
 
-  /** Loads a checked backup into this store, which must hold no rows, and verifies every table against it. */
-  async restoreBackup(backup: CheckedBackup): Promise<RestoreSummary> {
+  /**
+   * Loads a checked backup into this store, which must hold no rows, and verifies every table
+   * against it. Its access tokens come only with `withTokens` (see importDump).
+   */
+  async restoreBackup(backup: CheckedBackup, options: Pick<ImportOptions, "withTokens"> = {}): Promise<RestoreSummary> {
     await this.ready();
-    const restored = await backup.restoreInto(this.store);
+    const restored = await backup.restoreInto(this.store, options);
     await (this.store as EncryptingStore).reloadKeys();
     return restored;
   }
 
-  /** Loads a dump into this store, which must hold no rows, and verifies every table against it. */
-  async importDump(dump: VerifiedDump | DumpInput): Promise<ImportSummary> {
+  /**
+   * Loads a dump into this store, which must hold no rows, and verifies every table against it;
+   * an encrypted store's dump is checked against its signature with the keys this instance finds.
+   * Its access tokens come only with `withTokens`: a token is who may act on the store, and a
+   * plain dump's digests do not tell an edited dump from an exported one.
+   */
+  async importDump(dump: VerifiedDump | DumpInput, options: Pick<ImportOptions, "withTokens"> = {}): Promise<ImportSummary> {
     await this.ready();
-    return importStore(this.store, dump);
+    return importStore(this.store, dump, options);
   }
 
   /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */

@@ -21,9 +21,15 @@ export interface OpenStoreOptions {
  * Precedence when `location` is undefined: STEAD_DATABASE_URL, STEAD_STORE, then `.stead/stead.db`.
  */
 export function openStore(location?: string, options: OpenStoreOptions = {}): Store {
-  const loc = location ?? process.env.STEAD_DATABASE_URL ?? process.env.STEAD_STORE ?? DEFAULT_SQLITE_PATH;
+  const where = storeLocation(location);
   const readonly = options.readonly ?? false;
-  if (/^postgres(ql)?:\/\//i.test(loc)) return new PostgresStore({ connectionString: loc, create: options.create ?? true, readonly });
-  const path = loc.startsWith("file:") ? loc.slice("file:".length) : loc;
-  return new SqliteStore({ path, create: options.create ?? true, readonly });
+  if (where.dialect === "postgres") return new PostgresStore({ connectionString: where.url, create: options.create ?? true, readonly });
+  return new SqliteStore({ path: where.path, create: options.create ?? true, readonly });
+}
+
+/** Which store `openStore(location)` opens: a Postgres URL, or an SQLite file's path (as given: relative to the working directory). */
+export function storeLocation(location?: string): { dialect: "postgres"; url: string } | { dialect: "sqlite"; path: string } {
+  const loc = location ?? process.env.STEAD_DATABASE_URL ?? process.env.STEAD_STORE ?? DEFAULT_SQLITE_PATH;
+  if (/^postgres(ql)?:\/\//i.test(loc)) return { dialect: "postgres", url: loc };
+  return { dialect: "sqlite", path: loc.startsWith("file:") ? loc.slice("file:".length) : loc };
 }

@@ -16,7 +16,7 @@ export type { SnapshotsAndBlobs } from "./ports/snapshots-blobs.js";
 export type { StorageReserve, StorageRoom } from "./ports/storage-room.js";
 export type { BackupRecord, StoreBackups } from "./ports/backups.js";
 export type { TokenStore } from "./ports/tokens.js";
-export type { DataKeys } from "./ports/data-keys.js";
+export type { DataKeys, DumpSigner, KeyedDigest } from "./ports/data-keys.js";
 export type { TransferRows } from "./ports/transfer-rows.js";
 export type { RetentionOptions, RetentionResult, RunRetention } from "./ports/retention.js";
 export type { WorkerAttachment, WorkerPresence } from "./ports/worker-presence.js";

@@ -2,7 +2,9 @@ import type { Command } from "commander";
 import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
 import type { StoreDigest } from "../../stead/transfer.js";
-import { act, example, print, printJson, withStead } from "../context.js";
+import { act, example, print, printJson, storeOption, withStead } from "../context.js";
+import { newStore } from "../../stead/new-store.js";
+import { verifiedLines } from "./transfer.js";
 
 const counts = (tables: StoreDigest) => TRANSFER_TABLES.map((t) => `${t} ${tables[t].rows}`).join(", ");
 
@@ -12,9 +14,10 @@ export function registerBackup(program: Command): void {
     .description("take an online, checked copy of an SQLite store into a new file while workers keep writing (--to), or load one into an empty store (--restore)")
     .option("--to <file>", "write the backup to this new file (never overwritten)")
     .option("--restore <file>", "check the backup, then load it into the store named by --store, which must hold no rows")
+    .option("--with-tokens", "with --restore: load the backup's access tokens too (default: left out)")
     .option("--json", "print the summary as one JSON object")
     .action(
-      act(async (o: { to?: string; restore?: string; json?: boolean }, cmd: Command) => {
+      act(async (o: { to?: string; restore?: string; withTokens?: boolean; json?: boolean }, cmd: Command) => {
         if ((o.to === undefined) === (o.restore === undefined)) {
           throw new SteadError("STEAD_BAD_OPTION", o.to === undefined ? "stead backup needs --to <file> or --restore <file>" : "--to and --restore do not go together", {
             fix: "take a backup with `stead backup --to <file>`, or restore one with `stead backup --restore <file> --store <new store>`",
@@ -35,16 +38,20 @@ export function registerBackup(program: Command): void {
         }
         // The whole backup is checked before the target store is opened: a bad one creates nothing.
         // Loaded here: only a restore needs the backup reader (start-up of every command would pay for it).
-        const { CheckedBackup } = await import("../../stead/backup.js");
-        const checked = await CheckedBackup.open(o.restore as string);
+        const { openBackup } = await import("../../stead/transfer.js");
+        const checked = await openBackup(o.restore as string);
+        const target = newStore(storeOption(cmd));
         try {
           await withStead(cmd, true, async (stead) => {
-            const r = await stead.restoreBackup(checked);
+            const r = await stead.restoreBackup(checked, { withTokens: o.withTokens ?? false });
             if (o.json) return printJson(r);
             print(`restored ${checked.file} (taken ${new Date(r.backup.takenAt).toISOString()} from ${r.backup.source}) into ${r.location} (${r.dialect}):`);
             print(`  ${counts(r.tables)}`);
-            print("verified: every table's row count and SHA-256 digest in the store match the backup");
+            for (const line of verifiedLines(r, "backup")) print(line);
           });
+        } catch (e) {
+          target.discard();
+          throw e;
         } finally {
           await checked.close();
         }

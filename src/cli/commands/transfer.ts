@@ -6,7 +6,8 @@ import { SteadError } from "../../errors.js";
 import type { Stead } from "../../stead/stead.js";
 import type { ExportSummary, StoreDigest } from "../../stead/transfer.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
-import { act, example, print, withStead } from "../context.js";
+import { act, example, print, printJson, storeOption, withStead } from "../context.js";
+import { newStore } from "../../stead/new-store.js";
 import { writeErr } from "../report-error.js";
 
 const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
@@ -51,29 +52,49 @@ export function registerTransfer(program: Command): void {
     .command("import")
     .description("load a dump written by `stead export` into an empty store (created if missing), then verify every table against it")
     .argument("<file>", "the dump file, or - for standard input")
+    .option("--with-tokens", "import the dump's access tokens too (default: left out; a plain dump's digests do not show an edit, such as a planted token)")
+    .option("--json", "print the summary as one JSON object")
     .action(
-      act(async (file: string, _o: unknown, cmd: Command) => {
+      act(async (file: string, o: { withTokens?: boolean; json?: boolean }, cmd: Command) => {
         const stdin = file === "-";
         if (!stdin && (!existsSync(file) || !statSync(file).isFile())) {
           throw new SteadError("STEAD_BAD_PATH", `no dump file at ${file}`, { fix: "pass the file `stead export --out <file>` wrote, or - to read standard input" });
         }
-        // The whole dump is checked before the target store is opened: a bad dump creates nothing.
-        const { VerifiedDump } = await import("../../stead/transfer.js");
-        const dump = await VerifiedDump.from(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
+        // The whole dump is checked (an encrypted one's signature with its key) before the target
+        // store is opened: a bad dump, or one whose key is missing, creates nothing.
+        const { readDump } = await import("../../stead/transfer.js");
+        const dump = await readDump(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
+        const target = newStore(storeOption(cmd));
         try {
           await withStead(cmd, true, async (stead) => {
-            const r = await stead.importDump(dump);
+            const r = await stead.importDump(dump, { withTokens: o.withTokens ?? false });
+            if (o.json) return printJson(r);
             print(`imported ${dump.name} (from ${r.source}, schema ${r.schema}) into ${r.location} (${r.dialect}):`);
             const width = Math.max(...TRANSFER_TABLES.map((t) => t.length));
             for (const t of TRANSFER_TABLES) print(`  ${t.padEnd(width)}  ${r.tables[t].rows}`);
-            print("verified: every table's row count and SHA-256 digest in the store match the dump");
+            for (const line of verifiedLines(r, "dump")) print(line);
           });
+        } catch (e) {
+          target.discard();
+          throw e;
         } finally {
           await dump.dispose();
         }
       }),
     );
-  example(imp, `stead import stead.dump --store ${PG_EXAMPLE}`, "stead import stead.dump --store ./moved/stead.db");
+  example(imp, `stead import stead.dump --store ${PG_EXAMPLE}`, "stead import stead.dump --store ./moved/stead.db", "stead import stead.dump --with-tokens --store ./moved/stead.db");
+}
+
+/** What an import or a restore verified, and the tokens it left out. */
+export function verifiedLines(r: { signed: boolean; tokensSkipped: number }, what: "dump" | "backup"): string[] {
+  const out = [`verified: every table's row count and SHA-256 digest in the store match the ${what}`];
+  out.push(
+    r.signed
+      ? `verified: the ${what}'s signature, made with its store's key: it is as its store wrote it`
+      : `the ${what} is of a plain store and not signed: its digests detect damage, not edits`,
+  );
+  if (r.tokensSkipped > 0) out.push(`${r.tokensSkipped} token${r.tokensSkipped === 1 ? "" : "s"} not imported (pass --with-tokens to import them)`);
+  return out;
 }
 
 /** Writes to a temp file beside `out` and renames it into place at the end: a failed export leaves no partial file under that name. */

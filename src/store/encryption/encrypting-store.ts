@@ -37,7 +37,7 @@ import type {
 import { DATA_KEYS_VERSION } from "../schema/tables.js";
 import { isSealedBytes, isSealedText, openBytes, openText, sealBytes, sealedBytesKeyId, sealedKeyId, sealText, SealError } from "./cipher.js";
 import type { KeyChain } from "./key-providers.js";
-import { adoptedKeys, openKeyring, type Keyring } from "./keyring.js";
+import { adoptedKeys, dumpSignerOf, openKeyring, type Keyring } from "./keyring.js";
 import { isKeyedRoot, keyedRoot, keyedRootAddress } from "./keyed-roots.js";
 import { plainDigest } from "../args-digest.js";
 import { layeredStore } from "../layered-store.js";
@@ -387,15 +387,18 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       await reloadKeys();
     };
   };
+  const dumpSigner = dumpSignerOf(chain);
   // Read-only members: the keyring, the address of a blob (workspace gc marks by content hash; an
-  // encrypted store lists blobs by address), and the import's key adoption. Transfer rows
-  // (readRows/writeRows) pass through as stored: an encrypted store's dump holds them sealed.
+  // encrypted store lists blobs by address), the import's key adoption, and the signer of dumps
+  // and backups. Transfer rows (readRows/writeRows) pass through as stored: an encrypted store's
+  // dump holds them sealed.
   const computed = new Map<PropertyKey, () => unknown>([
     ["keyring", () => ring],
     ["blobAddress", () => ring?.blobAddress],
     ["argsDigest", () => argsDigest],
     ["reloadKeys", () => reloadKeys],
     ["adoptKeys", () => adoptKeys],
+    ["dumpSigner", () => dumpSigner],
   ]);
   return layeredStore(store, new Map(Object.entries(own)), computed) as EncryptingStore;
 }

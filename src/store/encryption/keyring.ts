@@ -9,7 +9,7 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import { SteadError } from "../../errors.js";
-import type { DataKeyRow, DataKeys, RunReads } from "../types.js";
+import type { DataKeyRow, DataKeys, DumpSigner, RunReads } from "../types.js";
 import { newKey, SealError, sealedKeyId, type DataKey } from "./cipher.js";
 import type { KeyChain, KeyProvider } from "./key-providers.js";
 
@@ -17,7 +17,7 @@ import type { KeyChain, KeyProvider } from "./key-providers.js";
 export const MAC_KEY_ID = "mac";
 
 /** What a keyed digest is taken for: each has a key of its own, derived from the blob address key. */
-export type DigestPurpose = "idempotency arguments";
+export type DigestPurpose = "idempotency arguments" | "dump signature";
 
 export interface Keyring {
   /** Seals every new value. */
@@ -26,7 +26,7 @@ export interface Keyring {
   readonly keys: ReadonlyMap<string, Buffer>;
   /** The name a blob of content hash `hash` is kept under: a keyed digest, so the file alone never confirms a guess of a file's content. */
   readonly blobAddress: (hash: string) => string;
-  /** A keyed digest of `text` (hex), where a plain one would confirm a guess of a sealed value. */
+  /** A keyed digest of `text` (hex), where a plain one would confirm a guess of a sealed value or could be recomputed by whoever edits what it covers. */
   readonly digest: (purpose: DigestPurpose, text: string) => string;
   /** Which key-encryption keys wrap the store's keys now. */
   readonly kekIds: readonly string[];
@@ -164,6 +164,22 @@ function keyedDigests(mac: Buffer): Pick<Keyring, "blobAddress" | "digest"> {
   return {
     blobAddress: (hash) => createHmac("sha256", mac).update(hash).digest("hex"),
     digest: (purpose, text) => createHmac("sha256", keyFor(purpose)).update(text).digest("hex"),
+  };
+}
+
+/**
+ * The keyring of a dump's or a backup's keys (`rows`, as its store kept them), unwrapped by a key
+ * of `chain`: what its signature is checked with. `name` names it in a refusal.
+ */
+export function keyringOf(rows: readonly DataKeyRow[], chain: KeyChain, name: string): Promise<Keyring> {
+  return unwrapAll(rows, chain, name);
+}
+
+/** Signs and checks encrypted dumps and backups with the keys `chain` finds (see ports/data-keys.ts). */
+export function dumpSignerOf(chain: KeyChain): DumpSigner {
+  return async (rows, name) => {
+    const ring = await keyringOf(rows, chain, name);
+    return (text) => ring.digest("dump signature", text);
   };
 }
 

@@ -12,6 +12,8 @@ export interface BackupRecord {
   schemaVersion: number;
   /** The copy's transfer tables: row counts and digests, as a dump's trailer records them. */
   tables: Record<string, { rows: number; sha256: string }>;
+  /** An encrypted store's backup only: its signature, made with the store's key (store/transfer/signing.ts). */
+  signature?: string;
 }
 
 export interface StoreBackups {

@@ -19,6 +19,16 @@ export interface DataKeys {
   replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void>;
 }
 
+/** A keyed digest (hex) of a text. */
+export type KeyedDigest = (text: string) => string;
+
+/**
+ * The keyed digest an encrypted store's dump or backup is signed with, from that store's keys
+ * (`keys`, wrapped as it kept them: unwrapped by a key this process holds, else STEAD_KEY_MISSING
+ * or STEAD_KEY_WRONG naming `name`).
+ */
+export type DumpSigner = (keys: readonly DataKeyRow[], name: string) => Promise<KeyedDigest>;
+
 /**
  * How the layer that gives key rows meaning (encryption/) takes an import's keys, or refuses
  * them: called once the target is known to hold no rows, before any is written; `keys` is empty
@@ -26,4 +36,6 @@ export interface DataKeys {
  */
 export interface KeyAdoption {
   adoptKeys(keys: readonly DataKeyRow[], dumpName: string): Promise<() => Promise<void>>;
+  /** Signs and checks the dumps and backups of encrypted stores, with the keys this layer holds. */
+  dumpSigner: DumpSigner;
 }

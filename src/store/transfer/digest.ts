@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { TRANSFER_TABLES, type RowKey, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type KeyedDigest, type RowKey, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import { rowKey, tableSchema } from "./tables.js";
 
 /** A table's row count and digest, as a dump's trailer records them. */
@@ -18,14 +18,22 @@ const MOD = (1n << 256n) - 1n;
  * columns in `tables.ts` order). A sum, so that it does not depend on row order: two dialects page
  * text keys in their own collation order (SQLite by bytes, Postgres by the database's locale), and
  * a table must digest the same on both. A changed, missing or extra row changes it.
+ *
+ * Unkeyed, it detects damage, not edits: whoever edits the rows can compute it again. Given a
+ * keyed digest (an encrypted store's, see signing.ts) each row's hash is keyed instead, and only a
+ * holder of the key can make the sum come out right; a sum of unkeyed hashes would not do even
+ * under a keyed signature, since rows can be chosen to add up to a given sum.
  */
 export class TableDigester {
   private sum = 0n;
   private count = 0;
 
+  constructor(private readonly keyed?: KeyedDigest) {}
+
   add(canonicalJson: string): void {
     this.count++;
-    this.sum = (this.sum + BigInt(`0x${createHash("sha256").update(canonicalJson, "utf8").digest("hex")}`)) & MOD;
+    const hex = this.keyed ? this.keyed(`row\0${canonicalJson}`) : createHash("sha256").update(canonicalJson, "utf8").digest("hex");
+    this.sum = (this.sum + BigInt(`0x${hex}`)) & MOD;
   }
 
   digest(): TableDigest {
@@ -48,15 +56,25 @@ export async function* pagesOf(store: TransferRows, table: TransferTable, reques
   }
 }
 
-/** Row counts and digests of every transfer table of `store`, read back through `readRows`. */
-export async function digestStore(store: TransferRows, pageRows = DEFAULT_PAGE_ROWS): Promise<StoreDigest> {
+/** Row counts and digests of every transfer table of `store`, read back through `readRows` (each row's hash keyed by `keyed` when given). */
+export async function digestStore(store: TransferRows, pageRows = DEFAULT_PAGE_ROWS, keyed?: KeyedDigest): Promise<StoreDigest> {
   const out = {} as StoreDigest;
   for (const table of TRANSFER_TABLES) {
-    const d = new TableDigester();
+    const d = new TableDigester(keyed);
     for await (const page of pagesOf(store, table, pageRows)) for (const row of page) d.add(JSON.stringify(row));
     out[table] = d.digest();
   }
   return out;
+}
+
+/** Digesters of every transfer table, keyed by `keyed` when given. */
+export function tableDigesters(keyed?: KeyedDigest): Record<TransferTable, TableDigester> {
+  return Object.fromEntries(TRANSFER_TABLES.map((t) => [t, new TableDigester(keyed)])) as Record<TransferTable, TableDigester>;
+}
+
+/** The digests of `digesters`, table by table. */
+export function digestsOf(digesters: Record<TransferTable, TableDigester>): StoreDigest {
+  return Object.fromEntries(TRANSFER_TABLES.map((t) => [t, digesters[t].digest()])) as StoreDigest;
 }
 
 /** One line per table whose count or digest differs, naming both sides; empty when they agree. */

@@ -7,10 +7,12 @@
  *
  * A dump of an encrypted store is version 2: its header also carries the store's data keys,
  * wrapped as the store keeps them (`"keys":[{"id":"d1","kekId":"…","wrapped":"…","createdAt":…}]`),
- * and its rows hold their values sealed. Its trailer is version 1, as every dump's.
+ * its rows hold their values sealed, and its trailer a `"signature"` (signing.ts) that only a
+ * holder of the store's key can make. Its trailer is version 1, as every dump's.
  *
  * A dump without its trailer line is truncated; one whose rows do not add up to the trailer's
- * counts and digests is corrupted. Neither is ever imported.
+ * counts and digests is corrupted; an encrypted one whose signature is missing or does not check
+ * was edited. None is ever imported. A plain dump's digests detect damage, not edits.
  */
 import { SteadError } from "../../errors.js";
 import { TRANSFER_TABLES, type DataKeyRow, type TransferRow, type TransferTable } from "../types.js";
@@ -41,6 +43,8 @@ export interface DumpHeader {
 export interface DumpTrailer {
   "stead-export-end": number;
   tables: StoreDigest;
+  /** An encrypted store's dump only: see signing.ts. */
+  signature?: string;
 }
 
 /**
@@ -146,7 +150,9 @@ export function parseLine(text: string, name: string, lineNo: number, lastTable:
   if (!isObject(value)) throw badDump(where, "is not a dump line");
   if ("stead-export-end" in value) {
     if (value["stead-export-end"] !== TRAILER_VERSION) throw badDump(where, `has an invalid trailer version ${shown(value["stead-export-end"])}`);
-    return { kind: "trailer", trailer: { "stead-export-end": TRAILER_VERSION, tables: perTable(value.tables, where, "digest", isDigest, EMPTY_DIGEST) } };
+    const signature = value.signature;
+    if (signature !== undefined && (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature))) throw badDump(where, `has an invalid signature ${shown(signature)}`);
+    return { kind: "trailer", trailer: { "stead-export-end": TRAILER_VERSION, tables: perTable(value.tables, where, "digest", isDigest, EMPTY_DIGEST), ...(signature !== undefined ? { signature } : {}) } };
   }
   const table = value.t;
   const index = (TRANSFER_TABLES as readonly unknown[]).indexOf(table);

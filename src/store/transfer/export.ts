@@ -1,10 +1,11 @@
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type DataKeys, type RunReads, type StoreLifecycle, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type DataKeys, type DumpSigner, type RunReads, type StoreLifecycle, type TransferRows, type TransferTable } from "../types.js";
 import { DEFAULT_PAGE_ROWS, digestDifferences, digestStore, pagesOf, TableDigester, type StoreDigest } from "./digest.js";
 import { DIGEST_NAME, DUMP_VERSION, PLAIN_DUMP_VERSION, TRAILER_VERSION, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
+import { dumpSignature } from "./signing.js";
 import { everyRun } from "../run-sets.js";
 
 export interface ExportOptions {
@@ -20,6 +21,8 @@ export interface ExportOptions {
    * store does not). Such a lease is not live: that process will write nothing more.
    */
   ownerIsDead?: (owner: { host: string | null; pid: number | null; start: string | null }) => boolean;
+  /** Signs an encrypted store's dump (default: the store's own, which its encryption layer gives). */
+  signer?: DumpSigner;
 }
 
 export interface ExportSummary {
@@ -35,10 +38,11 @@ export interface ExportSummary {
  * disagree, something wrote to the store meanwhile: the trailer is not written (so the partial
  * dump can never be imported) and the export fails.
  *
- * Rows are written as the store holds them: an encrypted store's values stay sealed, and its data
- * keys go in the header, wrapped as the store keeps them (no key is ever written in the clear).
+ * Rows are written as the store holds them: an encrypted store's values stay sealed, its data
+ * keys go in the header, wrapped as the store keeps them (no key is ever written in the clear),
+ * and its trailer carries a signature made with them (signing.ts).
  */
-export async function exportStore(store: StoreLifecycle & RunReads & TransferRows & Pick<DataKeys, "dataKeys">, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
+export async function exportStore(store: StoreLifecycle & RunReads & TransferRows & Pick<DataKeys, "dataKeys"> & { dumpSigner?: DumpSigner }, out: Writable, options: ExportOptions = {}): Promise<ExportSummary> {
   const pageRows = options.pageRows ?? DEFAULT_PAGE_ROWS;
   const info = await store.check();
   // readRows asks for every column of this schema: an older store lacks some.
@@ -49,6 +53,13 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
   }
   if (!options.allowLive) await refuseLiveLeases(store, options.ownerIsDead ?? (() => false));
   const keys = await store.dataKeys();
+  const signer = options.signer ?? store.dumpSigner;
+  if (keys.length > 0 && !signer) {
+    throw new SteadError("STEAD_BAD_OPTION", `the store at ${store.location} is encrypted, and was opened without the encryption layer that signs its dump`, {
+      fix: "export it through Stead (`stead export`, or exportDump on createStead's instance)",
+    });
+  }
+  const keyed = keys.length > 0 && signer ? await signer(keys, store.location) : undefined;
   const counted = await digestStore(store, pageRows);
   const header: DumpHeader = {
     "stead-export": keys.length > 0 ? DUMP_VERSION : PLAIN_DUMP_VERSION,
@@ -58,20 +69,25 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
     tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, counted[t].rows])) as Record<TransferTable, number>,
     ...(keys.length > 0 ? { keys } : {}),
   };
-  await write(out, `${JSON.stringify(header)}\n`);
+  const headerLine = JSON.stringify(header);
+  await write(out, `${headerLine}\n`);
   const written = {} as StoreDigest;
+  const signed = {} as StoreDigest;
   for (const table of TRANSFER_TABLES) {
     const d = new TableDigester();
+    const k = new TableDigester(keyed);
     for await (const page of pagesOf(store, table, pageRows)) {
       let chunk = "";
       for (const row of page) {
         const json = JSON.stringify(row);
         d.add(json);
+        if (keyed) k.add(json);
         chunk += `{"t":${JSON.stringify(table)},"r":${json}}\n`;
       }
       await write(out, chunk);
     }
     written[table] = d.digest();
+    signed[table] = k.digest();
   }
   const changed = digestDifferences(counted, written, "the first read", "the second");
   // A rotation meanwhile may have sealed rows by a key the header lacks.
@@ -81,7 +97,7 @@ export async function exportStore(store: StoreLifecycle & RunReads & TransferRow
       fix: "stop every worker and command using the store, then export again",
     });
   }
-  const trailer: DumpTrailer = { "stead-export-end": TRAILER_VERSION, tables: written };
+  const trailer: DumpTrailer = { "stead-export-end": TRAILER_VERSION, tables: written, ...(keyed ? { signature: dumpSignature(keyed, headerLine, signed) } : {}) };
   await write(out, `${JSON.stringify(trailer)}\n`);
   return { source: store.dialect, schema: info.schemaVersion, tables: written };
 }

@@ -5,9 +5,10 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { SteadError } from "../../errors.js";
-import { TRANSFER_TABLES, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
+import { TRANSFER_TABLES, type DumpSigner, type KeyedDigest, type StoreLifecycle, type TransferRow, type TransferRows, type TransferTable } from "../types.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
-import { digestDifferences, digestStore, TableDigester, type StoreDigest } from "./digest.js";
+import { digestDifferences, digestsOf, digestStore, tableDigesters, type StoreDigest, type TableDigest } from "./digest.js";
+import { dumpSignature, signatureMatches } from "./signing.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
 import { dumpLines } from "./dump-lines.js";
@@ -15,9 +16,18 @@ import { dumpLines } from "./dump-lines.js";
 /** A dump to read: a stream (read once: it is copied to a temp file), or a function opening it anew each time. */
 export type DumpInput = Readable | (() => Readable);
 
+export interface VerifyOptions {
+  /**
+   * Checks an encrypted dump's signature with the keys this process holds (an encrypting store's
+   * `dumpSigner`; Stead's `dumpSigner()`). Without it an encrypted dump is refused.
+   */
+  signer?: DumpSigner;
+}
+
 /**
- * A dump read to its end and found whole: header, rows and trailer agree (counts and digests).
- * Rows are written to a store only from a verified dump, so a truncated or corrupted one changes nothing.
+ * A dump read to its end and found whole: header, rows and trailer agree (counts and digests),
+ * and an encrypted store's dump carries the signature of its store's key. Rows are written to a
+ * store only from a verified dump, so a truncated, corrupted or (if signed) edited one changes nothing.
  */
 export class VerifiedDump {
   private constructor(
@@ -25,12 +35,18 @@ export class VerifiedDump {
     readonly name: string,
     readonly header: DumpHeader,
     readonly tables: StoreDigest,
+    /** Whether its signature was checked (an encrypted store's dump); a plain one's digests detect damage, not edits. */
+    readonly signed: boolean,
+    private readonly keyed: KeyedDigest | undefined,
     private readonly reopen: () => Readable,
     private readonly spoolDir: string | undefined,
   ) {}
 
-  /** Reads `input` to its end and checks it; rejects with STEAD_BAD_DUMP naming the first problem. */
-  static async from(input: DumpInput, name = "the dump"): Promise<VerifiedDump> {
+  /**
+   * Reads `input` to its end and checks it; rejects with STEAD_BAD_DUMP naming the first problem
+   * (an encrypted dump whose key this process lacks: STEAD_KEY_MISSING), having touched no store.
+   */
+  static async from(input: DumpInput, name = "the dump", options: VerifyOptions = {}): Promise<VerifiedDump> {
     let reopen: () => Readable;
     let spoolDir: string | undefined;
     if (typeof input === "function") {
@@ -47,8 +63,8 @@ export class VerifiedDump {
       reopen = () => createReadStream(file);
     }
     try {
-      const { header, tables } = await scanDump(reopen(), name);
-      return new VerifiedDump(name, header, tables, reopen, spoolDir);
+      const { header, tables, keyed } = await scanDump(reopen(), name, { signer: options.signer });
+      return new VerifiedDump(name, header, tables, keyed !== undefined, keyed, reopen, spoolDir);
     } catch (e) {
       if (spoolDir) await rm(spoolDir, { recursive: true, force: true });
       throw unreadable(name, e);
@@ -57,6 +73,11 @@ export class VerifiedDump {
 
   open(): Readable {
     return this.reopen();
+  }
+
+  /** Reads the dump again, checking it as `from` did (its signature with the key found then), handing each row to `onRow`. */
+  reread(onRow: (table: TransferTable, row: TransferRow, bytes: number) => Promise<void>): Promise<{ tables: StoreDigest }> {
+    return scanDump(this.open(), this.name, { keyed: this.keyed, onRow });
   }
 
   /** Removes the temp copy of a streamed dump. */
@@ -77,6 +98,14 @@ export type ImportTarget = StoreLifecycle & TransferRows & Partial<KeyAdoption>;
 export interface ImportOptions {
   /** How messages name the dump when `input` is not a VerifiedDump. */
   name?: string;
+  /**
+   * Import the dump's access tokens too. Default false: a token is who may act on the store, and
+   * a plain dump's digests do not tell an edited dump from its store's (see signing.ts), so they
+   * come only when asked; the summary counts those left.
+   */
+  withTokens?: boolean;
+  /** Checks an encrypted dump given as a stream (default: the target's own, `dumpSigner`). */
+  signer?: DumpSigner;
   /** A `writeRows` call (one transaction) carries at most this many rows... */
   batchRows?: number;
   /** ...and about this many bytes of dump text. */
@@ -92,6 +121,10 @@ export interface ImportSummary {
   schema: number;
   /** Counts and digests, equal in the dump and in the target store read back. */
   tables: StoreDigest;
+  /** Whether the dump's signature was checked (an encrypted store's dump). */
+  signed: boolean;
+  /** The dump's token rows not imported (no `withTokens`). */
+  tokensSkipped: number;
 }
 
 /**
@@ -102,7 +135,8 @@ export interface ImportSummary {
  * has adopted its keys.
  */
 export async function importStore(store: ImportTarget, input: DumpInput | VerifiedDump, options: ImportOptions = {}): Promise<ImportSummary> {
-  const dump = input instanceof VerifiedDump ? input : await VerifiedDump.from(input, options.name);
+  const signer = options.signer ?? store.dumpSigner;
+  const dump = input instanceof VerifiedDump ? input : await VerifiedDump.from(input, options.name, signer ? { signer } : {});
   try {
     await store.migrate();
     const info = await store.check();
@@ -121,25 +155,31 @@ export async function importStore(store: ImportTarget, input: DumpInput | Verifi
       });
     }
     const progress = { written: 0 };
+    const skip: ReadonlySet<TransferTable> = new Set(options.withTokens ? [] : (["tokens"] as const));
     try {
-      await writeDump(store, dump, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024, progress);
+      await writeDump(store, dump, skip, options.batchRows ?? 500, options.batchBytes ?? 4 * 1024 * 1024, progress);
     } catch (e) {
       // Refused before its first row: the target's own keys come back, so it is as it was.
       if (progress.written === 0 && undoKeys) await undoKeys();
       throw e;
     }
     const back = await digestStore(store);
-    const diffs = digestDifferences(dump.tables, back, "the dump", "the store");
+    // A table left out is expected empty in the store (it was: the target held no rows).
+    const expected = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, skip.has(t) ? EMPTY_TABLE : dump.tables[t]])) as StoreDigest;
+    const diffs = digestDifferences(expected, back, skip.size > 0 ? "the dump (less its tokens)" : "the dump", "the store");
     if (diffs.length > 0) {
       throw new SteadError("STEAD_INVALID_STATE", `the store at ${store.location} does not match ${dump.name} after the import: ${diffs.join("; ")}`, {
         fix: `something else wrote to the store during the import: ${REMOVE_PARTIAL}`,
       });
     }
-    return { location: store.location, dialect: store.dialect, source: dump.header.source, schema: dump.header.schema, tables: back };
+    return { location: store.location, dialect: store.dialect, source: dump.header.source, schema: dump.header.schema, tables: back, signed: dump.signed, tokensSkipped: skip.has("tokens") ? dump.tables.tokens.rows : 0 };
   } finally {
     if (!(input instanceof VerifiedDump)) await dump.dispose();
   }
 }
+
+/** The digest of a table with no rows. */
+const EMPTY_TABLE: TableDigest = { rows: 0, sha256: "0".repeat(64) };
 
 const REMOVE_PARTIAL = "remove the target (delete the SQLite file, or drop and re-create the Postgres database), then import again";
 
@@ -155,7 +195,7 @@ async function refuseNonEmpty(store: ImportTarget): Promise<void> {
   }
 }
 
-async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: number, batchBytes: number, progress: { written: number }): Promise<void> {
+async function writeDump(store: ImportTarget, dump: VerifiedDump, skip: ReadonlySet<TransferTable>, batchRows: number, batchBytes: number, progress: { written: number }): Promise<void> {
   let batch: TransferRow[] = [];
   let table: TransferTable | undefined;
   let bytes = 0;
@@ -169,7 +209,8 @@ async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: num
     bytes = 0;
   };
   try {
-    const { tables } = await scanDump(dump.open(), dump.name, async (t, row, size) => {
+    const { tables } = await dump.reread(async (t, row, size) => {
+      if (skip.has(t)) return;
       if (t !== table || batch.length >= batchRows || bytes + size > batchBytes) await flush();
       table = t;
       batch.push(row);
@@ -191,19 +232,24 @@ async function writeDump(store: ImportTarget, dump: VerifiedDump, batchRows: num
 
 /**
  * Reads a dump from its header to its trailer, checking each line and, at the end, every table's
- * count and digest against the header and trailer. `onRow` sees each row, in dump order, as this
- * Stead's schema has it; the digests returned are of those rows (what a store holds after the
- * import), which for a dump of an older schema differ from its trailer's.
+ * count and digest against the header and trailer, and an encrypted dump's signature: with
+ * `keyed` when given (a second read), else with the key `signer` finds for the header's keys
+ * (before any row is read). `onRow` sees each row, in dump order, as this Stead's schema has it;
+ * the digests returned are of those rows (what a store holds after the import), which for a dump
+ * of an older schema differ from its trailer's.
  */
 async function scanDump(
   readable: Readable,
   name: string,
-  onRow?: (table: TransferTable, row: TransferRow, bytes: number) => Promise<void>,
-): Promise<{ header: DumpHeader; tables: StoreDigest }> {
-  const newDigesters = () => Object.fromEntries(TRANSFER_TABLES.map((t) => [t, new TableDigester()])) as Record<TransferTable, TableDigester>;
-  const digesters = newDigesters();
-  let upgraded: Record<TransferTable, TableDigester> | undefined;
+  options: { signer?: DumpSigner | undefined; keyed?: KeyedDigest | undefined; onRow?: (table: TransferTable, row: TransferRow, bytes: number) => Promise<void> },
+): Promise<{ header: DumpHeader; tables: StoreDigest; keyed: KeyedDigest | undefined }> {
+  const { onRow } = options;
+  const digesters = tableDigesters();
+  let upgraded: ReturnType<typeof tableDigesters> | undefined;
+  let signed: ReturnType<typeof tableDigesters> | undefined;
+  let keyed: KeyedDigest | undefined;
   let header: DumpHeader | undefined;
+  let headerLine = "";
   let trailer: DumpTrailer | undefined;
   let lastTable = -1;
   let lineNo = 0;
@@ -211,7 +257,12 @@ async function scanDump(
     lineNo++;
     if (header === undefined) {
       header = parseHeader(text, name);
-      if (header.schema < TRANSFER_SCHEMA_VERSION) upgraded = newDigesters();
+      headerLine = text;
+      if (header.schema < TRANSFER_SCHEMA_VERSION) upgraded = tableDigesters();
+      if (header.keys) {
+        keyed = options.keyed ?? (await signerFor(options.signer, name)(header.keys, name));
+        signed = tableDigesters(keyed);
+      }
     }
     if (!complete && text.trim() !== "") {
       // A last line without its newline: export writes whole lines, so the dump was cut short.
@@ -228,18 +279,39 @@ async function scanDump(
       continue;
     }
     lastTable = TRANSFER_TABLES.indexOf(line.table);
-    digesters[line.table].add(JSON.stringify(line.asDumped));
+    const dumped = JSON.stringify(line.asDumped);
+    digesters[line.table].add(dumped);
+    signed?.[line.table].add(dumped);
     upgraded?.[line.table].add(JSON.stringify(line.row));
     if (onRow) await onRow(line.table, line.row, line.bytes);
   }
   if (header === undefined) throw badDump(name, "is empty, not a Stead export", "pass a file written by `stead export`");
   if (trailer === undefined) throw badDump(name, `ends at line ${lineNo} without its trailer line: it is truncated`);
-  const tables = Object.fromEntries(TRANSFER_TABLES.map((t) => [t, digesters[t].digest()])) as StoreDigest;
+  const tables = digestsOf(digesters);
   const problems = digestDifferences(trailer.tables, tables, "its trailer", "its rows");
   for (const t of TRANSFER_TABLES) {
     if (header.tables[t] !== tables[t].rows && trailer.tables[t].rows === tables[t].rows) problems.push(`${t}: ${header.tables[t]} rows in its header, ${tables[t].rows} in its rows`);
   }
   if (problems.length > 0) throw badDump(name, `is corrupted: ${problems.join("; ")}`);
-  if (upgraded) return { header, tables: Object.fromEntries(TRANSFER_TABLES.map((t) => [t, upgraded[t].digest()])) as StoreDigest };
-  return { header, tables };
+  checkSignature(name, trailer, keyed && signed ? dumpSignature(keyed, headerLine, digestsOf(signed)) : undefined);
+  return { header, tables: upgraded ? digestsOf(upgraded) : tables, keyed };
+}
+
+/** The signer an encrypted dump needs; refused without one (nothing could tell an edited dump from its store's). */
+function signerFor(signer: DumpSigner | undefined, name: string): DumpSigner {
+  if (signer) return signer;
+  throw new SteadError("STEAD_BAD_OPTION", `${name} is of an encrypted store, and is checked with that store's key: nothing was given to check it with`, {
+    fix: "import it through Stead (`stead import`, or importDump on createStead's instance), which checks it with the keys it finds",
+  });
+}
+
+/** An encrypted dump carries the signature `expected` (computed from its rows); a plain one carries none. */
+function checkSignature(name: string, trailer: DumpTrailer, expected: string | undefined): void {
+  const EDITED = "export the source store again and import that file unedited; a dump of an encrypted store is signed by its key, and no one without the key can sign an edited one";
+  if (expected === undefined) {
+    if (trailer.signature !== undefined) throw badDump(name, "carries a signature but no keys in its header: it was edited (its keys taken out)", EDITED);
+    return;
+  }
+  if (trailer.signature === undefined) throw badDump(name, "is of an encrypted store, and its trailer carries no signature: it was edited (the signature taken off)", EDITED);
+  if (!signatureMatches(trailer.signature, expected)) throw badDump(name, "does not match its signature (made with its store's key): its rows or header were edited since it was exported", EDITED);
 }

@@ -2,7 +2,8 @@
 export { exportStore } from "./export.js";
 export type { ExportOptions, ExportSummary } from "./export.js";
 export { importStore, VerifiedDump } from "./import.js";
-export type { DumpInput, ImportOptions, ImportSummary, ImportTarget } from "./import.js";
+export type { DumpInput, ImportOptions, ImportSummary, ImportTarget, VerifyOptions } from "./import.js";
+export { backupSignature, signatureMatches } from "./signing.js";
 export { verifyStores } from "./verify.js";
 export type { StoreComparison } from "./verify.js";
 export { digestDifferences, digestStore } from "./digest.js";
