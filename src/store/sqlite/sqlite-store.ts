@@ -83,6 +83,9 @@ function oneStartsFault(e: unknown): boolean {
 const RUN_INSERT_COLUMNS = ["id", "definition", "module", "fingerprint", "status", "input", "parent_id", "parent_step_id", "session_id", "turn", "workspace", "created_at", "updated_at"] as const;
 const INSERT_RUN_SQL = `INSERT INTO runs (${RUN_INSERT_COLUMNS.join(", ")}) VALUES (${RUN_INSERT_COLUMNS.map(() => "?").join(", ")})`;
 
+/** How long a retention delete's checkpoint waits for readers of older -wal frames (see `erasing`). */
+const ERASE_CHECKPOINT_WAIT_MS = 200;
+
 /** Taken when this module loads: a test's fake timers must not keep starts from being written. */
 const nextTurn = setImmediate;
 
@@ -117,6 +120,13 @@ export interface SqliteStoreOptions {
    */
   reserveBytes?: number;
   /**
+   * Overwrite what a delete or an update frees with zeros (SQLite's secure_delete), and empty the
+   * -wal after retention's deletes, so a deleted run's bytes do not stay in the store's files.
+   * Default true. False saves the writing of freed pages: deleted rows' bytes then stay in free
+   * space until it is reused.
+   */
+  secureDelete?: boolean;
+  /**
    * Open an existing store read-only (the CLI's read verbs): an SQLite read-only connection, no
    * WAL switch, and `migrate()` only checks that the schema is current (an older one is refused,
    * naming `stead migrate`). Writes fail. Implies `create: false`.
@@ -144,11 +154,13 @@ export class SqliteStore implements Store {
   private readonly reserveBytes: number;
   private readonly maxPages: number | undefined;
   private readonly readonly: boolean;
+  private readonly secureDelete: boolean;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
     this.location = path;
     this.readonly = options.readonly ?? false;
+    this.secureDelete = options.secureDelete ?? true;
     const create = !this.readonly && (options.create ?? true);
     const there = existsSync(path);
     if (!there) {
@@ -181,6 +193,7 @@ export class SqliteStore implements Store {
         // Switching to WAL rewrites the file header: a file that is not (yet) a Stead store is left untouched.
         if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
         this.db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+        this.db.pragma(`secure_delete = ${this.secureDelete ? "ON" : "OFF"}`);
       }
       this.reserveBytes = this.readonly ? 0 : Math.max(0, options.reserveBytes ?? 1024 * 1024);
       if (options.maxSizeBytes !== undefined) {
@@ -229,6 +242,32 @@ export class SqliteStore implements Store {
       this.file.assertSame();
       return value;
     });
+  }
+
+  /**
+   * A retention delete (`fn`, one write): what it frees is overwritten, not just unlinked. SQLite
+   * leaves a deleted row's bytes in the pages it frees (in the store file) and in the -wal frames
+   * that wrote it earlier, where a scan of the files finds them. With secure_delete on (unless
+   * the store was opened without it), the freed and rewritten pages are zeroed; then a truncating
+   * checkpoint copies those pages over the old ones in the store file and empties the -wal.
+   * Secure_delete must be on for every write, not only these: a row rewritten earlier (a run's status) left its old copy in its page's free space, which no
+   * later delete of the row overwrites. Readers that still need older frames make the
+   * checkpoint give up after a moment (it never waits the full busy timeout: this thread may be a
+   * worker's, with leases to renew); the next delete's checkpoint, or SQLite's own, finishes it.
+   */
+  private erasing<T>(fn: () => T): T {
+    const value = this.written(fn);
+    if (!this.secureDelete) return value;
+    const busy = Number(this.db.pragma("busy_timeout", { simple: true }));
+    this.db.pragma(`busy_timeout = ${Math.min(busy, ERASE_CHECKPOINT_WAIT_MS)}`);
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // A checkpoint that cannot run now (the store busy) leaves the -wal to a later one.
+    } finally {
+      this.db.pragma(`busy_timeout = ${busy}`);
+    }
+    return value;
   }
 
   private pageSize(): number {
@@ -1068,7 +1107,7 @@ export class SqliteStore implements Store {
 
   async pruneSnapshots(keepSteps: number): Promise<number> {
     const terminal = JSON.stringify(TERMINAL_STATUSES);
-    const n = this.written(() => this.db.transaction(() => {
+    const n = this.erasing(() => this.db.transaction(() => {
       if (keepSteps <= 0) {
         return this.stmt("DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))").run(terminal).changes;
       }
@@ -1090,7 +1129,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
-    const result = this.written(() =>
+    const result = this.erasing(() =>
       this.db.transaction(() => {
         const out: RetentionResult = { runs: [], kept: [] };
         const done = new Set<string>();
@@ -1120,7 +1159,7 @@ export class SqliteStore implements Store {
   async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
     const sum = this.stmt("SELECT count(*) AS n, coalesce(sum(length(data)), 0) AS b FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
     const del = this.stmt("DELETE FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    const out = this.written(() => this.db.transaction(() => {
+    const out = this.erasing(() => this.db.transaction(() => {
       let count = 0;
       let bytes = 0;
       for (let i = 0; i < hashes.length; i += 500) {
