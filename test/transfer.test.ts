@@ -331,7 +331,7 @@ describe("a Postgres database that orders text differently", () => {
 
     const lite = sqliteStore();
     const stead = createStead({ store: lite });
-    for (const id of ["b-1", "B-2", "a_1", "a-1", "a1", "Z", "a:1", "a-1.x"]) await stead.start(simple, { note: id }, { id });
+    for (const id of ["b-1", "B-2", "a_1", "a-1", "a1", "Z", "a:1", "a-1-x", "a_1:x"]) await stead.start(simple, { note: id }, { id });
     const liteDump = await dumpText(lite);
 
     const target = pgStore(db);
