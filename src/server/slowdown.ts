@@ -1,33 +1,36 @@
 /**
- * Guessing tokens costs time, per client address. A bad token (a bearer header, or the body of a
- * sign-in) is answered ever more slowly: the second within the window after 100 ms, doubling, at
- * most 5 s. And while any bad token of an address is being slowed down, that address has at most
- * MAX_IN_FLIGHT requests with a token in flight (being verified or slowed down): more are refused
- * at once, 429 `STEAD_TOO_MANY_BAD_TOKENS` with Retry-After, before their token is read. So
- * parallel guesses buy nothing, and a refusal says nothing of the token it carried (it was never
- * verified; one verified and found bad past the bound is refused alike).
+ * Guessing tokens costs time, per client: an IPv4 address, or an IPv6 /64, however written
+ * (client-of.ts). A bad token (a bearer header, or the body of a sign-in) is answered ever more
+ * slowly: the second within the window after 100 ms, doubling, at most 5 s. And while any bad
+ * token of a client is being slowed down, that client has at most MAX_IN_FLIGHT requests with a
+ * token in flight (being verified or slowed down): more are refused at once, 429
+ * `STEAD_TOO_MANY_BAD_TOKENS` with Retry-After, before their token is read. So parallel guesses
+ * buy nothing, and a refusal says nothing of the token it carried (it was never verified; one
+ * verified and found bad past the bound is refused alike).
  *
- * A valid token does not forget the address's failures (a guesser holding one token would reset
+ * A valid token does not forget the client's failures (a guesser holding one token would reset
  * the count between rounds); they are forgotten WINDOW_MS after the last. The price: everyone
- * behind one address (a NAT, a proxy without `--trust-proxy`) shares the bound while someone there
- * sends bad tokens. An address with no bad token being slowed down is not limited, so parallel
- * callers with valid tokens never meet it.
+ * behind one client (a NAT, a proxy without `--trust-proxy`, one /64) shares the bound while
+ * someone there sends bad tokens. A client with no bad token being slowed down is not limited, so
+ * parallel callers with valid tokens never meet it.
  *
- * Bounded: at most MAX_ADDRESSES are remembered, the least recently seen dropped first (a request
- * in flight keeps counting on the entry it took).
+ * Bounded: at most MAX_CLIENTS are remembered, the least recently seen dropped first (a request in
+ * flight keeps counting on the entry it took). Hazard: one who can send from MAX_CLIENTS clients
+ * (addresses, or /64s) can push an entry out and start it afresh.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
+import { clientOf } from "./client-of.js";
 
 const BASE_MS = 100;
 const MAX_MS = 5_000;
-const MAX_ADDRESSES = 10_000;
+const MAX_CLIENTS = 10_000;
 /** Failures older than this are forgotten. */
 const WINDOW_MS = 15 * 60_000;
-/** Requests with a token one address may have in flight while one of its bad tokens is slowed down. */
+/** Requests with a token one client may have in flight while one of its bad tokens is slowed down. */
 export const MAX_IN_FLIGHT = 4;
 
-interface AddressState {
+interface ClientState {
   /** Bad tokens within the window, and when the last came. */
   count: number;
   last: number;
@@ -39,31 +42,32 @@ interface AddressState {
 
 /** A request with a token, admitted to be verified: settle it with `release` or `failed`, once. */
 export interface Admission {
-  readonly address: string;
-  readonly state: AddressState;
+  readonly client: string;
+  readonly state: ClientState;
 }
 
 const delayOf = (count: number): number => (count > 1 ? Math.min(MAX_MS, BASE_MS * 2 ** (count - 2)) : 0);
 
 export class BadTokenSlowdown {
-  private readonly addresses = new Map<string, AddressState>();
+  private readonly clients = new Map<string, ClientState>();
 
-  /** Before a token from `address` is read: refused (429) while that address is over the bound. */
+  /** Before a token from `address` is read: refused (429) while its client is over the bound. */
   admit(address: string, now = Date.now()): Admission {
-    const state = this.stateOf(address, now);
+    const client = clientOf(address);
+    const state = this.stateOf(client, now);
     if (state.slowed > 0 && state.verifying + state.slowed >= MAX_IN_FLIGHT) throw tooMany(state);
     state.verifying++;
-    return { address, state };
+    return { client, state };
   }
 
-  /** The admitted token was valid (or could not be verified: the store failed). The address's failures stand. */
+  /** The admitted token was valid (or could not be verified: the store failed). The client's failures stand. */
   release(a: Admission): void {
     a.state.verifying--;
-    this.forgetIfIdle(a.address, a.state);
+    this.forgetIfIdle(a.client, a.state);
   }
 
   /**
-   * The admitted token was bad: waits as long as the address's failures ask, then resolves (the
+   * The admitted token was bad: waits as long as the client's failures ask, then resolves (the
    * caller refuses it 401). Over the bound, refused (429) at once instead of waiting.
    */
   async failed(a: Admission, now = Date.now()): Promise<void> {
@@ -71,7 +75,7 @@ export class BadTokenSlowdown {
     s.verifying--;
     s.count = now - s.last < WINDOW_MS ? s.count + 1 : 1;
     s.last = now;
-    this.remember(a.address, s);
+    this.remember(a.client, s);
     const wait = delayOf(s.count);
     if (wait === 0) return;
     if (s.slowed >= MAX_IN_FLIGHT) throw tooMany(s);
@@ -83,42 +87,42 @@ export class BadTokenSlowdown {
     }
   }
 
-  /** The recent failures remembered for `address` (0: none). */
+  /** The recent failures remembered for the client `address` stands for (0: none). */
   failuresOf(address: string, now = Date.now()): number {
-    const s = this.addresses.get(address);
+    const s = this.clients.get(clientOf(address));
     return s && now - s.last < WINDOW_MS ? s.count : 0;
   }
 
-  private stateOf(address: string, now: number): AddressState {
-    const s = this.addresses.get(address);
+  private stateOf(client: string, now: number): ClientState {
+    const s = this.clients.get(client);
     if (s) {
       if (s.count > 0 && now - s.last >= WINDOW_MS) s.count = 0;
       return s;
     }
-    const fresh: AddressState = { count: 0, last: 0, verifying: 0, slowed: 0 };
-    this.remember(address, fresh);
+    const fresh: ClientState = { count: 0, last: 0, verifying: 0, slowed: 0 };
+    this.remember(client, fresh);
     return fresh;
   }
 
-  /** Most recently seen last; the least recently seen dropped past MAX_ADDRESSES. */
-  private remember(address: string, s: AddressState): void {
-    this.addresses.delete(address);
-    this.addresses.set(address, s);
-    if (this.addresses.size > MAX_ADDRESSES) {
-      const oldest = this.addresses.keys().next().value;
-      if (oldest !== undefined) this.addresses.delete(oldest);
+  /** Most recently seen last; the least recently seen dropped past MAX_CLIENTS. */
+  private remember(client: string, s: ClientState): void {
+    this.clients.delete(client);
+    this.clients.set(client, s);
+    if (this.clients.size > MAX_CLIENTS) {
+      const oldest = this.clients.keys().next().value;
+      if (oldest !== undefined) this.clients.delete(oldest);
     }
   }
 
-  /** An address with no failures and nothing in flight need not be remembered. */
-  private forgetIfIdle(address: string, s: AddressState): void {
-    if (s.count === 0 && s.verifying === 0 && s.slowed === 0 && this.addresses.get(address) === s) this.addresses.delete(address);
+  /** A client with no failures and nothing in flight need not be remembered. */
+  private forgetIfIdle(client: string, s: ClientState): void {
+    if (s.count === 0 && s.verifying === 0 && s.slowed === 0 && this.clients.get(client) === s) this.clients.delete(client);
   }
 }
 
-function tooMany(s: AddressState): SteadError {
+function tooMany(s: ClientState): SteadError {
   const retryAfterS = Math.max(1, Math.ceil(delayOf(s.count + 1) / 1000));
-  return new SteadError("STEAD_TOO_MANY_BAD_TOKENS", "too many requests with a token from this address while its bad tokens are being slowed down", {
+  return new SteadError("STEAD_TOO_MANY_BAD_TOKENS", "too many requests with a token from this client address while its bad tokens are being slowed down", {
     fix: `retry after ${retryAfterS} s with a live token (\`stead tokens list\`)`,
     retryAfterS,
   });
