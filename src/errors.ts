@@ -228,7 +228,7 @@ export const ERROR_CODES = {
     http: 404,
   },
   STEAD_TOO_MANY_BAD_TOKENS: {
-    when: "a request with a token came from a client address that has as many requests with a token in flight as the server takes while that address's bad tokens are being slowed down; its token was not read",
+    when: "a request with a token came from a client (an IPv4 address, or an IPv6 /64) with a bad token on record in the last 15 minutes and as many requests with a token in flight as the server takes; its token was not read",
     action: "wait the Retry-After seconds and retry with a live token; behind a proxy, start the server with `--trust-proxy` so each client is its own address",
     exit: "refused",
     http: 429,

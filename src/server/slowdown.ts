@@ -1,18 +1,24 @@
 /**
  * Guessing tokens costs time, per client: an IPv4 address, or an IPv6 /64, however written
  * (client-of.ts). A bad token (a bearer header, or the body of a sign-in) is answered ever more
- * slowly: the second within the window after 100 ms, doubling, at most 5 s. And while any bad
- * token of a client is being slowed down, that client has at most MAX_IN_FLIGHT requests with a
+ * slowly: the second within the window after 100 ms, doubling, at most 5 s. And while a client has
+ * a bad token on record (within WINDOW_MS of its last), it has at most MAX_IN_FLIGHT requests with a
  * token in flight (being verified or slowed down): more are refused at once, 429
- * `STEAD_TOO_MANY_BAD_TOKENS` with Retry-After, before their token is read. So parallel guesses
- * buy nothing, and a refusal says nothing of the token it carried (it was never verified; one
- * verified and found bad past the bound is refused alike).
+ * `STEAD_TOO_MANY_BAD_TOKENS` with Retry-After, before their token is read. So once its wait is
+ * 5 s, at most MAX_IN_FLIGHT of its tokens are read per 5 s however its guesses are timed. A
+ * refusal says nothing of the token it carried (it was never verified; one verified and found bad
+ * past the bound is refused alike).
+ *
+ * The bound keys on failures on record, not on one being slowed down now: that would lapse
+ * between rounds of slowed guesses, and a burst then would be read whole until the first of it
+ * was found bad, as many as arrive in one round trip of the store.
  *
  * A valid token does not forget the client's failures (a guesser holding one token would reset
  * the count between rounds); they are forgotten WINDOW_MS after the last. The price: everyone
- * behind one client (a NAT, a proxy without `--trust-proxy`, one /64) shares the bound while
- * someone there sends bad tokens. A client with no bad token being slowed down is not limited, so
- * parallel callers with valid tokens never meet it.
+ * behind one client (a NAT, a proxy without `--trust-proxy`, one /64) shares the bound while a bad
+ * token from there is on record. A client with no bad token on record is not limited: parallel
+ * callers with valid tokens meet the bound only where their client sent a bad token within
+ * WINDOW_MS, and a client's first burst is read whole until its first bad token is answered.
  *
  * Bounded: at most MAX_CLIENTS are remembered, the least recently seen dropped first (a request in
  * flight keeps counting on the entry it took). Hazard: one who can send from MAX_CLIENTS clients
@@ -27,7 +33,7 @@ const MAX_MS = 5_000;
 const MAX_CLIENTS = 10_000;
 /** Failures older than this are forgotten. */
 const WINDOW_MS = 15 * 60_000;
-/** Requests with a token one client may have in flight while one of its bad tokens is slowed down. */
+/** Requests with a token one client may have in flight while a bad token from it is on record. */
 export const MAX_IN_FLIGHT = 4;
 
 interface ClientState {
@@ -55,7 +61,7 @@ export class BadTokenSlowdown {
   admit(address: string, now = Date.now()): Admission {
     const client = clientOf(address);
     const state = this.stateOf(client, now);
-    if (state.slowed > 0 && state.verifying + state.slowed >= MAX_IN_FLIGHT) throw tooMany(state);
+    if ((state.count > 0 || state.slowed > 0) && state.verifying + state.slowed >= MAX_IN_FLIGHT) throw tooMany(state);
     state.verifying++;
     return { client, state };
   }
@@ -122,7 +128,7 @@ export class BadTokenSlowdown {
 
 function tooMany(s: ClientState): SteadError {
   const retryAfterS = Math.max(1, Math.ceil(delayOf(s.count + 1) / 1000));
-  return new SteadError("STEAD_TOO_MANY_BAD_TOKENS", "too many requests with a token from this client address while its bad tokens are being slowed down", {
+  return new SteadError("STEAD_TOO_MANY_BAD_TOKENS", "too many requests with a token from this client address while a bad token from it is on record", {
     fix: `retry after ${retryAfterS} s with a live token (\`stead tokens list\`)`,
     retryAfterS,
   });
