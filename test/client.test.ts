@@ -257,7 +257,8 @@ describe("stead/client", () => {
     const run = await s.stead.run(one, {}, { followTimersMs: 0 });
     const client = createClient({ url: server.url });
     const first: StreamedEvent[] = [];
-    for await (const e of client.events()) {
+    // The whole store's stream from its first event (given no position, it starts now).
+    for await (const e of client.events({ after: "0" })) {
       first.push(e);
       if (e.type === "run.completed" && e.runId === run.id) break;
     }

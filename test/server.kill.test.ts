@@ -97,8 +97,9 @@ describe.each(["sqlite", "postgres"] as const)("a client's event stream across S
     expect(got.filter((e) => e.type === "run.claimed").length).toBeGreaterThanOrEqual(2);
 
     // SIGTERM, as against SIGKILL: an open stream ends with a retry hint and the server exits 0.
-    const open = await openSse(`${url}/api/v1/runs/kill-run/stream`);
-    await open.waitFor("the run's events", (c) => c.messages.length === stored.length);
+    // The whole store's stream from its first event: the run's own stream ends after its final event.
+    const open = await openSse(`${url}/api/v1/events/stream?after=0`);
+    await open.waitFor("the run's events", (c) => c.messages.filter((m) => m.event.runId === "kill-run").length === stored.length);
     const last = servers[servers.length - 1];
     last?.child.kill("SIGTERM");
     await open.ended;

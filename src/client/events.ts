@@ -2,7 +2,9 @@
  * A live event stream as an async iterator: SSE read with fetch (the token in the Authorization
  * header, never in the URL), reconnecting by itself with backoff and resuming after the last
  * event it yielded (`Last-Event-ID`), so the caller sees every event once, in order, across
- * reconnects and server restarts. It ends only when the caller stops (break, or the signal).
+ * reconnects and server restarts. It ends when the caller stops (break, or the signal), and when
+ * the server says the stream is over: a run's stream ends after the run's final event (an `end`
+ * message, or 204 No Content to a stream resumed past it).
  *
  * A refusal (a 4xx: unknown run, bad token, bad position) is thrown, not retried; no answer, a 5xx
  * or a stream that ends is retried.
@@ -12,7 +14,11 @@ import { SseParser } from "./sse.js";
 import type { StreamedEvent } from "./types.js";
 
 export interface StreamOptions {
-  /** Start after this position (an event's `position`); absent: from the stream's first event. */
+  /**
+   * Start after this position (an event's `position`); `"0"`: from the stream's first event.
+   * Absent: a run's or session's stream starts at its first event, the whole store's (`events()`)
+   * with the events written from now.
+   */
   after?: string;
   /** Stops the iterator (it then returns). */
   signal?: AbortSignal;
@@ -65,6 +71,11 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
         await sleep(backoff(delay, failures, max), options.signal);
         continue;
       }
+      // The stream is over (a run's, resumed past its final event): nothing to wait for.
+      if (res.status === 204) {
+        await res.body?.cancel().catch(() => undefined);
+        return;
+      }
       if (!res.ok) {
         if (!RETRIED.has(res.status)) throw await refusal(res);
         await res.body?.cancel().catch(() => undefined);
@@ -87,6 +98,8 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
           }
           if (chunk.done) break;
           for (const m of parser.push(chunk.value as Uint8Array)) {
+            // The run's final event was the last: the stream is over, not lost.
+            if (m.event === "end") return;
             if (m.event !== "message" || m.id === "") continue;
             const event = JSON.parse(m.data) as Omit<StreamedEvent, "position">;
             last = m.id;

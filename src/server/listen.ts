@@ -100,7 +100,7 @@ export async function listen(options: ListenOptions): Promise<Listening> {
     loopback,
     liveSubscribers: () => hub.subscribers,
     close: async (graceMs = 10_000) => {
-      // Streams never end by themselves: each is ended first, with a retry hint, so the socket can close.
+      // Only a run's stream ends by itself: each is ended first, with a retry hint, so the socket can close.
       // The grace counts from here: a hub whose last store read never returns (a database gone) cannot hold the stop past it.
       const cut = setTimeout(() => server.closeAllConnections(), graceMs);
       cut.unref();

@@ -36,7 +36,7 @@ function parameters(r: Route): unknown[] {
     const json = schemaOf(schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, s] of Object.entries(json.properties ?? {})) out.push({ name, in: where, required: where === "path" || (json.required ?? []).includes(name), schema: s });
   }
-  if (r.kind === "stream") out.push({ name: "Last-Event-ID", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 32_768 }, description: "resume after this event (an SSE id); wins over `after`" });
+  if (r.kind === "stream") out.push({ name: "Last-Event-ID", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 32_768 }, description: "resume after this event (an SSE id; `0`: from the first event); wins over `after`" });
   if (r.idempotent) out.push({ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 200 }, description: "a retry with the same key returns the first result and changes nothing" });
   return out;
 }
@@ -56,8 +56,9 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       responses: {
         "200":
           r.kind === "stream"
-            ? { description: "an SSE stream: each message's `id:` is the position after its event, its `data:` the event as JSON; `:` lines are heartbeats", content: { "text/event-stream": { schema: { type: "string" } } } }
+            ? { description: "an SSE stream: each message's `id:` is the position after its event, its `data:` the event as JSON; `:` lines are heartbeats; a run's stream ends with an `end` message after the run's final event", content: { "text/event-stream": { schema: { type: "string" } } } }
             : { description: "done", content: r.produces ? { [r.produces]: { schema: { type: "string", contentMediaType: r.produces } } } : { "application/json": { schema: { type: "object" } } } },
+        ...(r.kind === "stream" ? { "204": { description: "nothing to stream: a run's stream resumed past the run's final event (an EventSource stops here)" } } : {}),
         "4XX": problem,
         "5XX": problem,
       },

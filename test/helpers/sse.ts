@@ -17,6 +17,8 @@ export interface SseConnection {
   messages: SseMessage[];
   comments: string[];
   retries: number[];
+  /** Messages with an `event:` name (such as `end`), which are not events of the store: their name and data. */
+  named: { event: string; data: string }[];
   /** The body of a refused request. */
   body: string;
   ended: Promise<void>;
@@ -36,12 +38,14 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
       let buffer = "";
       let id = "";
       let data: string[] = [];
+      let name = "";
       const conn: SseConnection = {
         status: res.statusCode ?? 0,
         headers: res.headers,
         messages: [],
         comments: [],
         retries: [],
+        named: [],
         body: "",
         ended: new Promise<void>((r) => {
           res.on("end", () => {
@@ -76,9 +80,12 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           const line = buffer.slice(0, nl);
           buffer = buffer.slice(nl + 1);
           if (line === "") {
-            if (data.length > 0) conn.messages.push({ id, event: JSON.parse(data.join("\n")) as SseMessage["event"] });
+            if (data.length > 0 && name !== "") conn.named.push({ event: name, data: data.join("\n") });
+            else if (data.length > 0) conn.messages.push({ id, event: JSON.parse(data.join("\n")) as SseMessage["event"] });
             data = [];
-          } else if (line.startsWith(":")) conn.comments.push(line.slice(1).trim());
+            name = "";
+          } else if (line.startsWith("event: ")) name = line.slice(7);
+          else if (line.startsWith(":")) conn.comments.push(line.slice(1).trim());
           else if (line.startsWith("id: ")) id = line.slice(4);
           else if (line.startsWith("data: ")) data.push(line.slice(6));
           else if (line.startsWith("retry: ")) conn.retries.push(Number(line.slice(7)));

@@ -1,8 +1,10 @@
 /**
  * Live event streams (SSE, streams/): one run's events, a session's (its turns' events), the
  * whole store's. Each message's id is the position after its event: a reconnect with
- * `Last-Event-ID` (or a first connect with `?after=`) resumes with no gap and no repeat. A stream
- * of one run or session starts from its first event unless told where.
+ * `Last-Event-ID` (or a first connect with `?after=`) resumes with no gap and no repeat; `0` asks
+ * for the first event. Given no position, a stream of one run or session starts from its first
+ * event, and the whole store's where the store's events end now (its history can be millions of
+ * events). A run's stream ends after the run's final event.
  */
 import { z } from "zod";
 import { SteadError } from "../../errors.js";
@@ -10,22 +12,32 @@ import { route } from "../route-table.js";
 import { runId } from "../schemas.js";
 import type { StreamSource } from "../streams/subscriber.js";
 
-const streamQuery = z.object({ after: z.string().min(1).max(32_768).optional() }).strict();
+const streamQuery = z
+  .object({
+    after: z
+      .string()
+      .min(1)
+      .max(32_768)
+      .optional()
+      .describe("start after this position (an event's SSE id); `0`: from the first event. Absent: a run's or session's stream starts at its first event, the whole store's with what is written from now"),
+  })
+  .strict();
 const sessionId = z.object({ sessionId: z.string().min(1).max(200) }).strict();
 
-const fixed = (ids: readonly string[] | null): StreamSource => ({ runIds: () => Promise.resolve(ids), grows: false });
+const runSource = (id: string): StreamSource => ({ runIds: () => Promise.resolve([id]), grows: false, run: id });
+const everyRun: StreamSource = { runIds: () => Promise.resolve(null), grows: false, start: "now" };
 
 export const STREAMS = [
   route({
     method: "GET",
     path: "/runs/:runId/stream",
-    summary: "A run's events as they are written (SSE; model.delta is its live model text)",
+    summary: "A run's events as they are written (SSE; model.delta is its live model text); ends after the run's final event, 204 when resumed past it",
     tag: "streams",
     action: "events.read",
     kind: "stream",
     params: runId,
     query: streamQuery,
-    handle: async ({ stead, params }) => fixed([(await stead.get(params.runId)).id]),
+    handle: async ({ stead, params }) => runSource((await stead.get(params.runId)).id),
   }),
   route({
     method: "GET",
@@ -46,12 +58,12 @@ export const STREAMS = [
   route({
     method: "GET",
     path: "/events/stream",
-    summary: "Every run's events as they are written (SSE)",
+    summary: "Every run's events as they are written (SSE), from now unless `after` or Last-Event-ID says where (`0`: the first event)",
     tag: "streams",
     action: "events.read",
     kind: "stream",
     query: streamQuery,
-    handle: () => Promise.resolve(fixed(null)),
+    handle: () => Promise.resolve(everyRun),
   }),
   route({
     method: "GET",

@@ -14,8 +14,17 @@ export const SSE_TYPE = "text/event-stream; charset=utf-8";
 
 export const eventMessage = (position: string, event: EventView): Uint8Array => encoder.encode(`id: ${position}\ndata: ${JSON.stringify(event)}\n\n`);
 
-/** A comment line: ignored by every client, it keeps proxies and idle timers from closing the stream. */
-export const heartbeat = (): Uint8Array => encoder.encode(": heartbeat\n\n");
+const HEARTBEAT = encoder.encode(": heartbeat\n\n");
+
+/** A comment line: ignored by every client, it keeps proxies and idle timers from closing the stream. One buffer, sent to every stream. */
+export const heartbeat = (): Uint8Array => HEARTBEAT;
+
+/**
+ * The last message of a run's stream, after the run's final event: a named event (`end`), so
+ * `EventSource`'s `onmessage` never takes it for an event of the store. It carries no `id:`: the
+ * position stays the final event's, and a reconnect from it is answered 204 (an EventSource stops).
+ */
+export const endMessage = (runId: string, status: string): Uint8Array => encoder.encode(`event: end\ndata: ${JSON.stringify({ runId, status })}\n\n`);
 
 /** The reconnection delay a client should use, sent as the stream ends (shutdown, or dropped for falling behind). */
 export const retryHint = (ms: number, why: string): Uint8Array => encoder.encode(`: ${why}\nretry: ${Math.max(0, Math.round(ms))}\n\n`);

@@ -1,26 +1,39 @@
 /**
- * One SSE subscriber: the runs it follows, its own event stream position, and the bytes queued
- * for its socket. It reads the store only when the hub says an event of its runs was committed,
- * a page at a time from its own position, so it gets each event once and in order however late
- * it joined (its catch-up is the same read as its live part).
+ * One SSE subscriber: the runs it follows, its event stream position, and the bytes queued for its
+ * socket. It is fed one of two ways:
+ * - live: the hub hands it each page its shared reader read, already serialised (the same bytes
+ *   for every stream), and it queues the events of its runs with no read of its own;
+ * - reading: it reads its own pages from its position when the hub says an event of its runs was
+ *   committed (a stream that starts in the past, a session's, or one that fell behind). Once such a
+ *   read comes to where the hub is (its position is one the hub passed recently), it joins the
+ *   live feed.
  *
- * Invariant: the position advances only past an event already queued, and each queued event
- * carries the position after it as its `id:`: a client cut off anywhere resumes from the last
- * event it got, with no gap and no repeat.
+ * Invariant: the position advances only past an event already queued (or not this stream's), and
+ * each queued event carries the position after it as its `id:`: a client cut off anywhere resumes
+ * from the last event it got, with no gap and no repeat. A live subscriber's position is always
+ * one the hub's reader passed, so what the hub reads next is exactly what follows it.
  *
- * Hazard: memory. The queue is bounded by `maxBufferedBytes` (plus one event): a subscriber waits
- * for its client to take bytes before it reads more, and one whose queue stays past the bound from
- * one heartbeat to the next is ended, not buffered for; it resumes by its last id.
+ * Hazard: memory. The queue is bounded by `maxBufferedBytes` (plus one page): a live subscriber
+ * whose queue is past the bound when a page comes leaves the live feed and reads on its own from
+ * where it is, waiting for its client to take bytes before it reads more; one whose queue stays
+ * past the bound from one heartbeat to the next is ended, not buffered for; it resumes by its
+ * last id.
  */
 import type { Stead } from "../../stead/stead.js";
+import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { withModelText } from "./model-text.js";
-import { eventMessage, heartbeat, opening, retryHint } from "./sse.js";
+import type { SharedEvent, SharedPage } from "./shared-page.js";
+import { endMessage, eventMessage, heartbeat, opening, retryHint } from "./sse.js";
 
 export interface StreamSource {
   /** The runs whose events the stream carries, asked again before each page; null: every run. */
   runIds(): Promise<readonly string[] | null>;
-  /** Whether the set can gain runs while streaming (a session's next turn). */
+  /** Whether the set can gain runs while streaming (a session's next turn). Such a stream reads on its own. */
   readonly grows: boolean;
+  /** Where a stream given no position starts: its first event (the default), or where the store's events end now. */
+  readonly start?: "first" | "now";
+  /** The one run the stream carries: the stream ends after that run's final event. */
+  readonly run?: string;
 }
 
 export interface SubscriberOptions {
@@ -28,11 +41,18 @@ export interface SubscriberOptions {
   readonly pageLimit: number;
   readonly retryMs: number;
   readonly onEnd: (s: Subscriber) => void;
+  /** Asked when an own read came to the end of the store: true if the hub took it into the live feed. */
+  readonly join: (s: Subscriber) => boolean;
   readonly logError?: (line: string) => void;
 }
 
 /** Runs a growing source was found not to hold: a run never joins a session later, so each is asked about once. */
 const OUTSIDE_MAX = 10_000;
+
+/** A run's final events: its stream ends after the first of them it sends. */
+const FINAL: Readonly<Record<string, RunStatus>> = { "run.completed": "completed", "run.failed": "failed", "run.cancelled": "cancelled" };
+
+export const isFinalStatus = (status: RunStatus): boolean => TERMINAL_STATUSES.includes(status);
 
 export class Subscriber {
   readonly body: ReadableStream<Uint8Array>;
@@ -42,19 +62,25 @@ export class Subscriber {
   /** Runs the hub saw events of, not known to be this source's or outside it: settled by the next read. */
   private unsure = new Set<string>();
   private ended = false;
+  private mode: "reading" | "live" = "reading";
   private reading: Promise<void> | null = null;
   private again = false;
   private waiting: (() => void) | null = null;
   /** The client took bytes since the last heartbeat. */
   private taken = false;
   private stalledAtLastBeat = false;
+  /** The run had ended when the stream opened: it ends once its first read reaches the store's end. */
+  private endWhenCaughtUp: RunStatus | null = null;
 
   constructor(
     private readonly stead: Stead,
-    private readonly source: StreamSource,
+    readonly source: StreamSource,
     private position: string | null,
     private readonly options: SubscriberOptions,
+    /** The runs it carries, when the source's set is fixed (null: every run); else learnt by its reads. */
+    known?: ReadonlySet<string> | null,
   ) {
+    this.known = known;
     this.body = new ReadableStream<Uint8Array>(
       {
         start: (c) => {
@@ -70,9 +96,28 @@ export class Subscriber {
     );
   }
 
-  /** Whether an event of one of `runIds` may be for this stream. */
+  /** Where it stands: every event up to here was queued or is not its. */
+  get at(): string | null {
+    return this.position;
+  }
+
+  get isLive(): boolean {
+    return this.mode === "live" && !this.ended;
+  }
+
+  /** Whether its own reads may hand it to the live feed (a growing source settles new runs by reading; a finished run's stream ends when caught up). */
+  get mayJoin(): boolean {
+    return !this.source.grows && !this.ended && this.mode === "reading" && this.known !== undefined && this.endWhenCaughtUp === null && this.hasRoom();
+  }
+
+  /** Its run had ended when it opened (status read before its first read): it ends once caught up. */
+  endOnceCaughtUp(status: RunStatus): void {
+    this.endWhenCaughtUp = status;
+  }
+
+  /** Whether an event of one of `runIds` may be for this stream (a reading stream is woken for it). */
   wants(runIds: ReadonlySet<string>): boolean {
-    if (this.ended) return false;
+    if (this.ended || this.mode === "live") return false;
     if (this.known === null || this.known === undefined) return true;
     let wanted = false;
     for (const id of runIds) {
@@ -85,9 +130,40 @@ export class Subscriber {
     return wanted;
   }
 
-  /** Reads what is new for it, now or right after the read in progress. */
+  /**
+   * Takes it into the live feed: queues `events` (what the hub's reader passed since this
+   * subscriber's position, of every run) and stands at `at`, the hub's position.
+   */
+  goLive(at: string, events: readonly SharedEvent[]): void {
+    this.mode = "live";
+    this.queueShared(events, undefined);
+    if (!this.ended) this.position = at;
+  }
+
+  /**
+   * A page the hub's reader read from this subscriber's position. Queued whole unless its queue is
+   * past the bound: then it leaves the live feed and reads on its own from where it is.
+   */
+  deliver(page: SharedPage): void {
+    if (this.ended || this.mode !== "live") return;
+    if (!this.hasRoom() && this.carries(page)) {
+      this.mode = "reading";
+      this.wake();
+      return;
+    }
+    this.queueShared(page.events, page);
+  }
+
+  private carries(page: SharedPage): boolean {
+    const known = this.known;
+    if (known === null || known === undefined) return page.events.length > 0;
+    for (const id of page.runIds) if (known.has(id)) return true;
+    return false;
+  }
+
+  /** Reads what is new for it, now or right after the read in progress (a reading stream only). */
   wake(): void {
-    if (this.ended) return;
+    if (this.ended || this.mode !== "reading") return;
     if (this.reading) {
       this.again = true;
       return;
@@ -109,7 +185,7 @@ export class Subscriber {
    */
   heartbeat(): void {
     if (this.ended || !this.controller) return;
-    const full = (this.controller.desiredSize ?? 0) <= 0;
+    const full = !this.hasRoom();
     const stalled = full && !this.taken;
     this.taken = false;
     if (stalled) {
@@ -124,7 +200,11 @@ export class Subscriber {
   /** Ends the stream with a reconnection hint. */
   end(why: string): void {
     if (this.ended) return;
-    this.controller?.enqueue(retryHint(this.options.retryMs, why));
+    this.close(retryHint(this.options.retryMs, why));
+  }
+
+  private close(last: Uint8Array): void {
+    this.controller?.enqueue(last);
     try {
       this.controller?.close();
     } catch {
@@ -133,11 +213,21 @@ export class Subscriber {
     this.finish();
   }
 
+  /** Ends the stream after its run's final event: an `end` message, and no reconnection hint. */
+  private endRun(status: RunStatus): void {
+    if (this.ended || this.source.run === undefined) return;
+    this.close(endMessage(this.source.run, status));
+  }
+
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
     this.roomMade();
     this.options.onEnd(this);
+  }
+
+  private hasRoom(): boolean {
+    return (this.controller?.desiredSize ?? 0) > 0;
   }
 
   private roomMade(): void {
@@ -148,11 +238,33 @@ export class Subscriber {
   }
 
   /**
+   * Queues the shared events of its runs (for every run, the page's one joined chunk) and moves
+   * its position past them, or past `page` when given. Ends a run's stream after its final event.
+   */
+  private queueShared(events: readonly SharedEvent[], page: SharedPage | undefined): void {
+    const c = this.controller;
+    if (!c) return;
+    const run = this.source.run;
+    if (this.known === null && run === undefined && page) {
+      if (events.length > 0) c.enqueue(page.whole());
+    } else {
+      for (const e of events) {
+        if (this.known !== null && this.known?.has(e.runId) !== true) continue;
+        c.enqueue(e.bytes);
+        this.position = e.position;
+        const status = e.runId === run ? FINAL[e.type] : undefined;
+        if (status !== undefined) return this.endRun(status);
+      }
+    }
+    if (page) this.position = page.to;
+  }
+
+  /**
    * Queues `chunk` once the queue is below its bound (so it holds at most the bound and one
    * event). Returns whether the stream goes on.
    */
   private async send(chunk: Uint8Array): Promise<boolean> {
-    while (!this.ended && this.controller && (this.controller.desiredSize ?? 0) <= 0) {
+    while (!this.ended && this.controller && !this.hasRoom()) {
       await new Promise<void>((resolve) => {
         this.waiting = resolve;
       });
@@ -167,7 +279,7 @@ export class Subscriber {
       do {
         this.again = false;
         await this.readToEnd();
-      } while (this.again && !this.ended);
+      } while (this.again && !this.ended && this.mode === "reading");
     } catch (e) {
       this.options.logError?.(`event stream read failed: ${e instanceof Error ? `${e.name}: ${e.message}` : "a non-error was thrown"}`);
       this.end("the server could not read the store; reconnect with Last-Event-ID");
@@ -180,7 +292,9 @@ export class Subscriber {
     // visible to it: one the source does not list now never joins it.
     const settling = this.unsure;
     this.unsure = new Set();
-    while (!this.ended) {
+    while (!this.ended && this.mode === "reading") {
+      // Where the hub's reader has been since: it takes the stream into the live feed, no read needed.
+      if (this.mayJoin && this.options.join(this)) return;
       const ids = await this.source.runIds();
       const page = await this.stead.eventsAfter(this.position, ids === null ? { limit } : { runIds: ids, limit });
       if (ids !== null && this.source.grows) {
@@ -201,9 +315,16 @@ export class Subscriber {
         const position = page.positions[i];
         if (position === undefined || !(await this.send(eventMessage(position, await withModelText(this.stead, event))))) return;
         this.position = position;
+        const status = event.runId === this.source.run ? FINAL[event.type] : undefined;
+        if (status !== undefined) return this.endRun(status);
       }
       this.position = page.position;
-      if (page.events.length < limit) return;
+      if (page.events.length < limit) {
+        if (this.endWhenCaughtUp !== null) return this.endRun(this.endWhenCaughtUp);
+        // Caught up with the store: the hub takes it into the live feed if it is where the hub is.
+        if (this.mayJoin) this.options.join(this);
+        return;
+      }
     }
   }
 }
