@@ -1,10 +1,13 @@
 /**
  * A run's events, live (`api.runs.events`): only the last `KEEP` are held and shown, however many
- * the run has, and renders are batched so a fast run does not render once per event.
+ * the run has, and renders are batched so a fast run does not render once per event. The run's
+ * stream ends after its final event; should the run go on (a retry, a resume), the store's shared
+ * stream says so and the log follows again from where it stopped.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../src/client/index.js";
 import { api } from "../api.js";
+import { useLiveEvents } from "../live.js";
 import { brief } from "./text.js";
 import { Time } from "./time.js";
 
@@ -13,11 +16,27 @@ export const KEEP = 200;
 /** The run's latest events (at most KEEP), following the live stream while the view is shown. */
 export function useRunEvents(runId: string): Event[] {
   const [events, setEvents] = useState<Event[]>([]);
+  const [round, setRound] = useState(0);
   const buffer = useRef<Event[]>([]);
+  const last = useRef<{ runId: string; position: string } | undefined>(undefined);
+  const ended = useRef(false);
+  useLiveEvents(
+    () => {
+      if (!ended.current) return;
+      ended.current = false;
+      setRound((r) => r + 1);
+    },
+    (e) => e.runId === runId && e.type !== "model.delta",
+  );
   useEffect(() => {
     const stop = new AbortController();
-    buffer.current = [];
-    setEvents([]);
+    if (last.current?.runId !== runId) {
+      last.current = undefined;
+      buffer.current = [];
+    }
+    // A batch whose render the last round's cleanup cancelled is shown now.
+    setEvents([...buffer.current]);
+    ended.current = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const flush = () => {
       timer = undefined;
@@ -25,12 +44,16 @@ export function useRunEvents(runId: string): Event[] {
     };
     void (async () => {
       try {
-        for await (const e of api.runs.events(runId, { signal: stop.signal })) {
+        const after = last.current?.position;
+        for await (const e of api.runs.events(runId, { signal: stop.signal, ...(after === undefined ? {} : { after }) })) {
+          last.current = { runId, position: e.position };
           if (e.type === "model.delta") continue;
           buffer.current.push(e);
           if (buffer.current.length > KEEP) buffer.current.splice(0, buffer.current.length - KEEP);
           timer ??= setTimeout(flush, 200);
         }
+        // The run ended: the next event of it on the shared stream starts the log again.
+        if (!stop.signal.aborted) ended.current = true;
       } catch {
         // The shell says when the connection is lost; the log keeps what it had.
       }
@@ -39,7 +62,7 @@ export function useRunEvents(runId: string): Event[] {
       stop.abort();
       clearTimeout(timer);
     };
-  }, [runId]);
+  }, [runId, round]);
   return events;
 }
 
