@@ -3,35 +3,28 @@
  * an SQLite store) while a worker in this process executes the run. Every subscriber must receive
  * every event of the run, in order, once; the figures are the time from the run's first event to
  * the last subscriber's last event with 1,000 subscribers against the same with 1 (same run, same
- * machine, back to back), and the server's resident memory growth per connected subscriber.
+ * machine, back to back), and the server's resident memory growth per connected subscriber. Then
+ * starts per second through the API with 0, 200 and 2,000 whole-store streams open
+ * (streams-load.ts), and the server's memory per open stream.
  */
-import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { stead as lib } from "./lib.js";
-import { fmt, median, printTable, type Row } from "./report.js";
+import { fmt, median, noisy, printTable, type Row } from "./report.js";
 import { serveCli, type ServedCli } from "./serve-cli.js";
+import { rssBytes, startsUnderStreams, STREAM_COUNTS } from "./streams-load.js";
 import { inScratch } from "./temp-dir.js";
 
 const MANY = 1000;
 const STEPS = 100;
 const ROUNDS = 3;
+/** Sequential starts timed with each number of whole-store streams open, per round. */
+const STARTS = 200;
 
 const chatty = lib.workflow("bench-streams", async (ctx, input: { steps: number }) => {
   for (let i = 0; i < input.steps; i++) await ctx.step(`s-${i}`, () => ({ i }));
   return { steps: input.steps };
 });
-
-
-/** The process's resident set, from /proc (Linux); NaN elsewhere. */
-function rssBytes(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m?.[1] ? Number(m[1]) * 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 /** One subscriber: the run's events as the stream delivered them, and when its last one came. */
 interface Subscription {
@@ -64,8 +57,10 @@ function subscribe(base: URL, runId: string): Subscription {
       while ((end = buffered.indexOf("\n\n")) >= 0) {
         const message = buffered.slice(0, end);
         buffered = buffered.slice(end + 2);
-        const data = message.split("\n").find((l) => l.startsWith("data: "));
-        if (!data) continue;
+        const lines = message.split("\n");
+        const data = lines.find((l) => l.startsWith("data: "));
+        // A named message (the `end` after the run's final event) is no event of the store.
+        if (!data || lines.some((l) => l.startsWith("event: "))) continue;
         const event = JSON.parse(data.slice(6)) as { seq: number; type: string };
         seqs.push(event.seq);
         sub.lastAt = performance.now();
@@ -141,5 +136,28 @@ export async function streamsSuite(): Promise<void> {
       served.child.kill("SIGTERM");
       await new Promise((r) => served.child.once("exit", r));
     }
+  });
+  console.log(`\nStarts under open streams (SQLite store; stead serve in its own process; ${STARTS} sequential starts through HTTP with ${STREAM_COUNTS.join(", ")} /events/stream connections open, then none again, ${ROUNDS} rounds)\n`);
+  await inScratch("streams-load", async (dir) => {
+    const rounds = await startsUnderStreams(dir, ROUNDS, STARTS);
+    const rate = (k: number) => rounds.map((r) => r.startsPerSec[k] ?? NaN);
+    // Against the mean of the rates with none open before and after: the machine's load drifts.
+    const ratio = (k: number) => rounds.map((r) => (r.startsPerSec[k] ?? NaN) / (((r.startsPerSec[0] ?? NaN) + r.startsPerSecAfter) / 2));
+    const cpu = (k: number) => rounds.map((r) => r.cpuMsPerStart[k] ?? NaN);
+    const most = STREAM_COUNTS.length - 1;
+    console.log(`starts/s: ${STREAM_COUNTS.map((n, k) => `${n} streams ${rate(k).map((x) => fmt(x)).join(" / ")}`).join("; ")}; none again ${rounds.map((r) => fmt(r.startsPerSecAfter)).join(" / ")}`);
+    console.log(`server CPU ms per start: ${STREAM_COUNTS.map((n, k) => `${n} streams ${cpu(k).map((x) => fmt(x, 2)).join(" / ")}`).join("; ")}\n`);
+    const perStream = rounds.map((r) => r.rssPerStream);
+    const rows: Row[] = [
+      ...STREAM_COUNTS.map((n, k): Row => {
+        const note = noisy(rate(k));
+        return { name: `starts/s through HTTP, one caller, ${fmt(n)} streams open`, value: fmt(median(rate(k))), target: "", pass: null, ...(note ? { note } : {}) };
+      }),
+      { name: `  ${fmt(STREAM_COUNTS[1] ?? 0)} streams / none`, value: `${fmt(median(ratio(1)), 2)}x`, target: "", pass: null },
+      { name: `  ${fmt(STREAM_COUNTS[most] ?? 0)} streams / none`, value: `${fmt(median(ratio(most)), 2)}x`, target: ">= 0.50x", pass: median(ratio(most)) >= 0.5 },
+      { name: `  server CPU per start, ${fmt(STREAM_COUNTS[most] ?? 0)} streams / none`, value: `${fmt(median(rounds.map((r) => (r.cpuMsPerStart[most] ?? NaN) / (r.cpuMsPerStart[0] ?? NaN))), 2)}x`, target: "", pass: null },
+      { name: "  server memory per open stream", value: perStream.some((x) => Number.isNaN(x)) ? "n/a (no /proc)" : `${fmt(median(perStream) / 1024, 1)} KiB`, target: "", pass: null },
+    ];
+    printTable(rows);
   });
 }

@@ -1,0 +1,147 @@
+/**
+ * Requests under open streams: starts per second through the HTTP API, one caller sending them one
+ * after another (each waits for its answer, so the figure is the request's latency), against
+ * `stead serve` in its own process with 0, 200 and 2,000 `/events/stream` connections open (held by
+ * a process of their own, stream-holder.ts), back to back in each round, and with none again once
+ * they are closed (the reference is the mean of the two with none: the machine is shared, and its
+ * load drifts). Every start writes an event each open stream carries, so the server hands each
+ * start to every stream while it answers the next. Also the server's CPU time per start (from
+ * /proc, steadier than wall time on a shared machine) and its resident memory per open stream
+ * (RSS with 2,000 open, less RSS with none, over 2,000). Each round checks that every open stream
+ * carried every start's event.
+ */
+import { readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { join } from "node:path";
+import { stead as lib } from "./lib.js";
+import { parked } from "./parked-memory.js";
+import { serveCli } from "./serve-cli.js";
+import { holdStreams } from "./stream-holder.js";
+
+export const STREAM_COUNTS = [0, 200, 2000] as const;
+
+export interface LoadRound {
+  /** Starts per second with each of STREAM_COUNTS streams open, in that order. */
+  startsPerSec: number[];
+  /** Starts per second with none open after the others were closed. */
+  startsPerSecAfter: number;
+  /** The server's CPU milliseconds per start with each of STREAM_COUNTS open (NaN without /proc). */
+  cpuMsPerStart: number[];
+  /** Server RSS growth per open stream with the most open, in bytes (NaN without /proc). */
+  rssPerStream: number;
+}
+
+/** The process's resident set, from /proc (Linux); NaN elsewhere. */
+export function rssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m?.[1] ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The process's user and system CPU time in ms, from /proc (Linux); NaN elsewhere. */
+function cpuMs(pid: number): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()?.trim().split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function post(agent: Agent, url: string, token: string, body: unknown): Promise<void> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(text) } }, (res) => {
+      let reply = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (reply += c));
+      res.on("end", () => ((res.statusCode ?? 0) >= 300 ? reject(new Error(`POST ${url}: ${String(res.statusCode)} ${reply}`)) : resolve()));
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
+}
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `rounds` rounds over one store and one server: in each, `starts` sequential starts with no
+ * stream open, then with 200, then with 2,000 (the holder is closed between rounds).
+ */
+export async function startsUnderStreams(dir: string, rounds: number, starts: number): Promise<LoadRound[]> {
+  const store = join(dir, "stead.db");
+  const stead = lib.createStead({ store });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let served: Awaited<ReturnType<typeof serveCli>> | undefined;
+  try {
+    await stead.ready();
+    const { token } = await stead.tokens.create({ name: "bench", role: "operator" });
+    // A start by name needs the definition announced: a worker announces it, then stops, so no
+    // run executes while starts are timed (each start writes one event, its run.created).
+    const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
+    announcer.start();
+    for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
+      if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
+      await settle(20);
+    }
+    await announcer.stop();
+    served = await serveCli(store);
+    const pid = served.child.pid ?? 0;
+    const url = `${served.url}/api/v1/runs`;
+    const start = () => post(agent, url, token, { definition: parked.name, input: null });
+    const timed = async (): Promise<{ perSec: number; cpuMs: number }> => {
+      const c0 = cpuMs(pid);
+      const t0 = performance.now();
+      for (let i = 0; i < starts; i++) await start();
+      const perSec = (starts * 1000) / (performance.now() - t0);
+      return { perSec, cpuMs: (cpuMs(pid) - c0) / starts };
+    };
+    // A fresh server runs its first requests while V8 still compiles its hot paths: not timed.
+    for (let i = 0; i < 4 * starts; i++) await start();
+    const out: LoadRound[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const holder = holdStreams(served.url);
+      try {
+        const rates: number[] = [];
+        const cpu: number[] = [];
+        let rssNone = NaN;
+        let rssMost = NaN;
+        let open = 0;
+        for (const n of STREAM_COUNTS) {
+          if (n > open) open = await holder.open(n - open);
+          await settle(1_000);
+          if (n === 0) rssNone = rssBytes(pid);
+          if (n === STREAM_COUNTS[STREAM_COUNTS.length - 1]) rssMost = rssBytes(pid);
+          await holder.reset();
+          const t = await timed();
+          rates.push(t.perSec);
+          cpu.push(t.cpuMs);
+          if (n > 0) {
+            // Every open stream carried every start's run.created (the last ones may still be on their way).
+            let got = await holder.count();
+            for (let tries = 0; got.min < starts && tries < 600; tries++) {
+              await settle(100);
+              got = await holder.count();
+            }
+            if (got.min < starts) throw new Error(`with ${n} streams open, one stream carried ${got.min} of the ${starts} starts' events`);
+          }
+        }
+        await holder.close();
+        await settle(1_000);
+        const after = await timed();
+        out.push({ startsPerSec: rates, startsPerSecAfter: after.perSec, cpuMsPerStart: cpu, rssPerStream: (rssMost - rssNone) / (STREAM_COUNTS[STREAM_COUNTS.length - 1] ?? 1) });
+      } finally {
+        await holder.close();
+      }
+    }
+    return out;
+  } finally {
+    agent.destroy();
+    served?.child.kill("SIGTERM");
+    await stead.close();
+  }
+}
