@@ -46,7 +46,7 @@ export interface StreamOptions {
 export const FROM_FIRST = "0";
 
 /** Subscribers handed a page between two turns of the event loop. */
-const SLICE = 100;
+const SLICE = 25;
 
 export class StreamHub {
   private readonly subs = new Set<Subscriber>();
