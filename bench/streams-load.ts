@@ -27,7 +27,11 @@ export interface LoadRound {
   startsPerSecAfter: number;
   /** The server's CPU milliseconds per start with each of STREAM_COUNTS open (NaN without /proc). */
   cpuMsPerStart: number[];
-  /** Server RSS growth per open stream with the most open, in bytes (NaN without /proc). */
+  /**
+   * Server RSS growth per open stream with the most open, in bytes (NaN without /proc). Only the
+   * first round's is the streams' own: memory a round's streams took is kept by the process after
+   * they close, and the next round's streams reuse it.
+   */
   rssPerStream: number;
 }
 

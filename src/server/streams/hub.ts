@@ -15,9 +15,9 @@
  *   committed after that read is seen by the shared reader, and the subscriber is woken for it.
  *
  * Hazard: request latency. Handing a page to thousands of streams is thousands of socket writes:
- * it is done in slices with the event loop free between them, and the next read waits at least as
- * long as the last page took, so streams take at most about half of the server's time, however
- * many are open.
+ * it is done SLICE streams at a time with the event loop free between slices (a request waits for
+ * one slice at most), and the next read waits at least three times as long as the last read and
+ * hand-out took, so streams take at most about a quarter of the server's time, however many are open.
  */
 import type { Stead } from "../../stead/stead.js";
 import { SteadError } from "../../errors.js";
@@ -177,10 +177,10 @@ export class StreamHub {
       } catch (e) {
         this.subscriberOptions.logError?.(`event stream follow failed: ${e instanceof Error ? `${e.name}: ${e.message}` : "a non-error was thrown"}`);
       }
-      // The next read waits at least twice as long as this one took (a wake-up does not cut that
-      // short): however many streams are open, they take at most about a third of the server's time.
+      // The next read waits at least three times as long as this one took (a wake-up does not cut
+      // that short): however many streams are open, they take at most about a quarter of the server's time.
       const busy = performance.now() - started;
-      const earliest = performance.now() + 2 * busy;
+      const earliest = performance.now() + 3 * busy;
       if (!this.woken && !this.closed) await this.sleep(this.pollMs);
       const left = earliest - performance.now();
       if (left > 1 && !this.closed) await new Promise((r) => setTimeout(r, left));
