@@ -13,8 +13,8 @@
  *
  * Shapes are specific on purpose: a false positive changes a user's data, so generic "long random
  * string" rules are left out (an AWS secret access key is caught only next to its name or its key
- * id), and a shape that needs a word start (`wordStart`) is not redacted in the middle of a word
- * ("risk-…" holds "sk-").
+ * id), and a shape that needs a word start (`start: "word"`) is not redacted in the middle of a
+ * word ("risk-…" holds "sk-").
  *
  * Every expression runs in time linear in the text: a shape that needs a word start is tried
  * only where its anchor starts a word (its anchor is where every match begins), and the others
@@ -52,8 +52,13 @@ export interface SecretPattern {
   open: RegExp;
   /** The same, tried at one place (sticky). */
   openAt: RegExp;
-  /** The match must start a word: at the text's start, after a non-word character, an escape (`\n`, `%3D`) or a terminal colour code. */
-  wordStart: boolean;
+  /**
+   * Where a match may start. `word`: at a word's start (the text's start, after a non-word
+   * character, an escape `\n`, a percent-encoded byte or a terminal control sequence; its anchor
+   * is where every match begins). `letter`: not right after a letter (`MY_AWS_SECRET…` starts
+   * after `_`). `anywhere`.
+   */
+  start: "word" | "letter" | "anywhere";
   /** A further check of what was matched (the `secret` group, or the whole match). */
   valid?: (secret: string) => boolean;
   examples: readonly SecretExample[];
@@ -83,12 +88,12 @@ const lit = (literal: string, ci = false) => atoms(literal, ci).join("");
 /** Any non-empty prefix of a literal. */
 const partial = (literal: string, ci = false) => prefixes(atoms(literal, ci));
 
-interface Row extends Omit<SecretPattern, "anchor" | "regex" | "at" | "starts" | "open" | "openAt" | "wordStart"> {
+interface Row extends Omit<SecretPattern, "anchor" | "regex" | "at" | "starts" | "open" | "openAt" | "start"> {
   anchor: string;
   regex: string;
   /** Alternatives, each matching up to the end of a text. */
   open: readonly string[];
-  wordStart?: boolean;
+  start?: SecretPattern["start"];
 }
 
 const row = (r: Row): SecretPattern => ({
@@ -100,7 +105,7 @@ const row = (r: Row): SecretPattern => ({
   starts: new RegExp(r.anchor, "g"),
   open: new RegExp(`(?:${r.open.join("|")})$`, "g"),
   openAt: new RegExp(`(?:${r.open.join("|")})$`, "y"),
-  wordStart: r.wordStart ?? true,
+  start: r.start ?? "word",
   ...(r.valid ? { valid: r.valid } : {}),
   examples: r.examples,
   lookalikes: r.lookalikes,
@@ -161,7 +166,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       `-----BEGIN ${PEM_WORDS}${PEM_KEY}-{1,4}`,
       `-----BEGIN ${PEM_WORDS}${PEM_KEY}-----(?:(?!${PEM_END})${PEM_BODY})*`,
     ],
-    wordStart: false,
+    start: "anywhere",
     examples: [
       { text: `key:\n-----BEGIN RSA PRIVATE KEY-----\n${SAMPLE_PEM_BODY}\n-----END RSA PRIVATE KEY-----\ndone`, secret: SAMPLE_PEM_BODY },
       { text: `-----BEGIN PRIVATE KEY-----\n${SAMPLE_PEM_BODY}\n-----END PRIVATE KEY-----`, secret: SAMPLE_PEM_BODY },
@@ -183,13 +188,9 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     what: "an AWS secret access key after its name (`AWS_SECRET_ACCESS_KEY=`, `aws_secret_access_key =`, `\"SecretAccessKey\": \"…\"`)",
     anchor: `${lit("secret", true)}[_-]?${lit("access", true)}`,
     regex: `${AWS_SECRET_NAME}["']?(?:\\s{0,16}[:=]\\s{0,16}|\\s{1,16})["']?(?<secret>${AWS_SECRET}{40})(?![A-Za-z0-9/+=])`,
-    open: [
-      `${lit("aws", true)}[_-]?`,
-      partial("aws", true),
-      `(?:${lit("aws", true)}[_-]?)?${prefixes(AWS_SECRET_NAME_PARTS)}`,
-      `${AWS_SECRET_NAME}["']?\\s{0,16}[:=]?\\s{0,16}["']?${AWS_SECRET}{0,40}`,
-    ],
-    wordStart: false,
+    // Its name without `aws_` is enough to find it: no `aws` alone is held back.
+    open: [`(?:${lit("aws", true)}[_-]?)?${prefixes(AWS_SECRET_NAME_PARTS)}`, `${AWS_SECRET_NAME}["']?\\s{0,16}[:=]?\\s{0,16}["']?${AWS_SECRET}{0,40}`],
+    start: "letter",
     examples: [
       { text: `export AWS_SECRET_ACCESS_KEY=${SAMPLE_AWS_SECRET}`, secret: SAMPLE_AWS_SECRET },
       { text: `[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = ${SAMPLE_AWS_SECRET}\n`, secret: SAMPLE_AWS_SECRET },
@@ -346,7 +347,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     // user:password@ before the host; a port followed by a query that holds an @ is not one.
     regex: `://${URL_USER}:(?<secret>${URL_SECRET}{1,200})@`,
     open: [partial("://"), `://${URL_USER}(?::${URL_SECRET}{0,200})?`],
-    wordStart: false,
+    start: "anywhere",
     examples: [
       { text: "postgres://stead:s3cr3t-pass@db:5432/x", secret: "s3cr3t-pass" },
       { text: "DATABASE_URL=postgres://app:p@ss@w0rd-77@db.internal/app", secret: "p@ss@w0rd-77" },
@@ -389,7 +390,7 @@ const CONTROL_BEFORE = /(?:\u001b|\\u001[bB])\[[0-9;?]*[A-Za-z]$/;
 /** A percent-encoded byte right before a position: `%3D`, or encoded again (`%253D`). */
 const PERCENT_BEFORE = /%(?:25)*[0-9A-Fa-f]{2}$/;
 
-/** Whether a match at `offset` of `text` starts a word (see `wordStart`). */
+/** Whether a match at `offset` of `text` starts a word (see `start`). */
 export function startsWord(text: string, offset: number): boolean {
   if (offset === 0) return true;
   const before = text[offset - 1] ?? "";

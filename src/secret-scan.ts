@@ -6,7 +6,8 @@
  * Hazard: a shape's expression run over a whole text is tried at every position, and one that
  * scans a run from each (`sk-` repeated, each scanning the rest of the run) costs the square of
  * the run. A shape that needs a word start is therefore tried only where its anchor starts a word:
- * within a run of word characters no place but the first does, so each run is scanned once.
+ * within a run of word characters no place but the first does, so each run is scanned once. The
+ * other shapes scan a bounded stretch from each place (secret-patterns.ts).
  */
 import { SECRET_PATTERNS, startsWord, WORD_CONTEXT, type SecretPattern } from "./secret-patterns.js";
 
@@ -32,6 +33,16 @@ export function wordStartAt(text: string, offset: number, before: string): boole
   return startsWord(context + text.slice(0, offset), context.length + offset);
 }
 
+const LETTER = /[A-Za-z]/;
+
+/** Whether `p` may start a match at `offset` of `text` (see `start`), reading `before` as what precedes it. */
+function mayStart(p: SecretPattern, text: string, offset: number, before: string): boolean {
+  if (p.start === "anywhere") return true;
+  if (p.start === "word") return wordStartAt(text, offset, before);
+  const prior = offset > 0 ? text[offset - 1] : before.at(-1);
+  return prior === undefined || !LETTER.test(prior);
+}
+
 /** A match found, if it counts: its secret part passes the shape's check and is not a redaction already. */
 function counted(p: SecretPattern, m: RegExpExecArray): ShapeMatch | undefined {
   const secret = m.groups?.secret;
@@ -47,12 +58,13 @@ function counted(p: SecretPattern, m: RegExpExecArray): ShapeMatch | undefined {
 export function matchesOf(text: string, p: SecretPattern, before = ""): ShapeMatch[] {
   const out: ShapeMatch[] = [];
   if (!p.anchor.test(text)) return out;
-  if (!p.wordStart) {
+  if (p.start !== "word") {
+    // Each place a match may start scans a bounded stretch (see secret-patterns.ts), so trying the next place after a refused start stays linear.
     const re = p.regex;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
-      if (m[0].length === 0) {
-        re.lastIndex += 1;
+      if (m[0].length === 0 || !mayStart(p, text, m.index, before)) {
+        re.lastIndex = m.index + 1;
         continue;
       }
       const found = counted(p, m);
@@ -65,7 +77,7 @@ export function matchesOf(text: string, p: SecretPattern, before = ""): ShapeMat
   for (let a = starts.exec(text); a; a = starts.exec(text)) {
     const at = a.index;
     starts.lastIndex = at + 1;
-    if (!wordStartAt(text, at, before)) continue;
+    if (!mayStart(p, text, at, before)) continue;
     const re = p.at;
     re.lastIndex = at;
     const m = re.exec(text);
@@ -79,11 +91,14 @@ export function matchesOf(text: string, p: SecretPattern, before = ""): ShapeMat
 
 /** The earliest position of `text` from which `p` may still be unfinished at its end (see `open`); `text.length` if none. */
 export function openTail(text: string, p: SecretPattern, before = ""): number {
-  if (!p.wordStart) {
+  if (p.start !== "word") {
     const re = p.open;
     re.lastIndex = 0;
-    const m = re.exec(text);
-    return m && m.index < text.length ? m.index : text.length;
+    for (let m = re.exec(text); m && m.index < text.length; m = re.exec(text)) {
+      if (mayStart(p, text, m.index, before)) return m.index;
+      re.lastIndex = m.index + 1;
+    }
+    return text.length;
   }
   // Where a whole anchor stands, and near the end, where one may be only begun.
   const tail = Math.max(0, text.length - PARTIAL_REACH);
@@ -96,7 +111,7 @@ export function openTail(text: string, p: SecretPattern, before = ""): number {
   }
   for (let i = tail; i < text.length; i++) places.push(i);
   for (const at of places) {
-    if (!wordStartAt(text, at, before)) continue;
+    if (!mayStart(p, text, at, before)) continue;
     const re = p.openAt;
     re.lastIndex = at;
     if (re.test(text)) return at;

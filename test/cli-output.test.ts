@@ -30,7 +30,7 @@ describe("run ids", () => {
     const before = dumpStore(db);
     const r = await cli([...args(), "--store", db], dir);
     expect(r.code).toBe(2);
-    expect(lines(r.stderr)).toEqual([expect.stringMatching(/^stead: invalid run id "-(rf|x)" — use 1-200 characters: letters, digits, '_', '\.', ':' or '-', not starting with '-'$/)]);
+    expect(lines(r.stderr)).toEqual([expect.stringMatching(/^stead: invalid run id "-(rf|x)" — use 1-200 characters: letters, digits, '_', ':' or '-', not starting with '-' \('\.' is kept for a child run's id\)$/)]);
     expect(dumpStore(db)).toEqual(before);
   });
 

@@ -186,7 +186,7 @@ describe("a moved store keeps its tokens", () => {
       expect(dump).not.toContain(alice.token.slice(6));
       expect(dump).not.toContain(old.token.slice(6));
 
-      await importStore(to.stead.store, () => Readable.from([Buffer.from(dump)]));
+      await importStore(to.stead.store, () => Readable.from([Buffer.from(dump)]), { withTokens: true });
       expect((await verifyStores(from.stead.store, to.stead.store)).equal).toBe(true);
       expect(await to.rows("SELECT id, name, role, hash, created_by, revoked_by FROM tokens ORDER BY name")).toEqual(
         await from.rows("SELECT id, name, role, hash, created_by, revoked_by FROM tokens ORDER BY name"),

@@ -45,6 +45,8 @@ export function checkRunId(id: string, what = "run id"): void {
 }
 
 const CHOSEN_RUN_ID_RULE = "choose an id without '.' (use '-', '_' or ':'): a child run's id is its parent's id, '.' and its step's id, and only a parent makes it";
+/** RUN_ID_RULE for an id a caller chooses: '.' is a child's. */
+const CHOSEN_RUN_ID_CHARACTERS = "use 1-200 characters: letters, digits, '_', ':' or '-', not starting with '-' ('.' is kept for a child run's id)";
 
 /**
  * Refuses an id a caller chose for a new run (start, start by name, fork) unless it is valid and
@@ -52,7 +54,7 @@ const CHOSEN_RUN_ID_RULE = "choose an id without '.' (use '-', '_' or ':'): a ch
  * it is a run the parent would find where its child belongs.
  */
 export function checkChosenRunId(id: string): void {
-  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_ID", `invalid run id ${idExcerpt(id, { quote: true })}`, { fix: `${RUN_ID_RULE}; and ${CHOSEN_RUN_ID_RULE}` });
+  if (!isValidRunId(id)) throw new SteadError("STEAD_BAD_ID", `invalid run id ${idExcerpt(id, { quote: true })}`, { fix: CHOSEN_RUN_ID_CHARACTERS });
   if (id.includes(".")) {
     throw new SteadError("STEAD_BAD_ID", `run id ${idExcerpt(id, { quote: true })} holds '.', which only the id of a child run does (<parent id>.<step id>)`, { fix: CHOSEN_RUN_ID_RULE });
   }
