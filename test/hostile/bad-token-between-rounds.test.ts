@@ -13,47 +13,16 @@
  * being verified and a burst meets the bound from its first failure on; the slow-store case is
  * Postgres's alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tokensOf } from "../../src/server/auth.js";
-import { listen, type Listening } from "../../src/server/listen.js";
+import { describe, expect, it } from "vitest";
 import { MAX_IN_FLIGHT } from "../../src/server/slowdown.js";
 import { withClient } from "../setup/databases.js";
-import { STORE_KINDS, type StoreKind } from "../helpers/both-stores.js";
-import { servedStore, type Served } from "../helpers/served-store.js";
+import { STORE_KINDS } from "../helpers/both-stores.js";
+import { count, guess, proxiedServer, type Answer } from "../helpers/proxied-server.js";
 
-interface Answer {
-  status: number;
-  code: string | undefined;
-  retryAfter: string | null;
-}
-
-const guess = (i: number) => `stead_${String(i).padStart(43, "G")}`;
-const count = (answers: Answer[], status: number) => answers.filter((a) => a.status === status).length;
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-function proxiedServer(kind: StoreKind) {
-  const it = {
-    served: undefined as unknown as Served,
-    proxied: undefined as unknown as Listening,
-    async runs(from: string, token: string): Promise<Answer> {
-      const res = await fetch(`${it.proxied.url}/api/v1/runs`, { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": from } });
-      const body = (await res.json()) as { code?: string };
-      return { status: res.status, code: body.code, retryAfter: res.headers.get("retry-after") };
-    },
-  };
-  beforeAll(async () => {
-    it.served = await servedStore(kind, "hostile-bad-token-rounds");
-    it.proxied = await listen({ stead: it.served.s.stead, authenticate: tokensOf(it.served.s.stead), port: 0, trustProxy: true, console: false });
-  });
-  afterAll(async () => {
-    await it.proxied.close(1_000);
-    await it.served.close();
-  });
-  return it;
-}
-
 describe.each(STORE_KINDS)("rounds of parallel guesses from one address on %s", (kind) => {
-  const server = proxiedServer(kind);
+  const server = proxiedServer(kind, "hostile-bad-token-rounds");
 
   it("once a round of slowed guesses has ended, each next burst has at most MAX_IN_FLIGHT answered 401; the rest are refused 429", async () => {
     const from = "198.51.100.50";
@@ -70,7 +39,7 @@ describe.each(STORE_KINDS)("rounds of parallel guesses from one address on %s", 
 });
 
 describe("a burst between rounds while the store is slow, on postgres", () => {
-  const server = proxiedServer("postgres");
+  const server = proxiedServer("postgres", "hostile-bad-token-slow");
 
   it("with a failure on record and none in flight, at most MAX_IN_FLIGHT tokens of a burst are read; the rest are refused 429 before the store answers", async () => {
     const from = "198.51.100.60";

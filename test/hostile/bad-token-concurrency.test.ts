@@ -7,49 +7,20 @@
  * forget the address's failures. Asserted from the answers a real server on 127.0.0.1 gave (its
  * client address from X-Forwarded-For, as behind a trusted proxy), on both stores.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tokensOf } from "../../src/server/auth.js";
-import { listen, type Listening } from "../../src/server/listen.js";
+import { describe, expect, it } from "vitest";
 import { MAX_IN_FLIGHT } from "../../src/server/slowdown.js";
 import { STORE_KINDS } from "../helpers/both-stores.js";
-import { servedStore, type Served } from "../helpers/served-store.js";
-
-interface Answer {
-  status: number;
-  code: string | undefined;
-  retryAfter: string | null;
-}
+import { count, guess, proxiedServer } from "../helpers/proxied-server.js";
 
 describe.each(STORE_KINDS)("bad tokens in parallel from one address on %s", (kind) => {
-  let served: Served;
-  let proxied: Listening;
-  beforeAll(async () => {
-    served = await servedStore(kind, "hostile-bad-tokens");
-    proxied = await listen({ stead: served.s.stead, authenticate: tokensOf(served.s.stead), port: 0, trustProxy: true, console: false });
-  });
-  afterAll(async () => {
-    await proxied.close(1_000);
-    await served.close();
-  });
-
-  async function runs(from: string, token: string): Promise<Answer> {
-    const res = await fetch(`${proxied.url}/api/v1/runs`, { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": from } });
-    const body = (await res.json()) as { code?: string };
-    return { status: res.status, code: body.code, retryAfter: res.headers.get("retry-after") };
-  }
-  async function signIn(from: string, token: string): Promise<Answer> {
-    const res = await fetch(`${proxied.url}/api/v1/auth/session`, { method: "POST", headers: { "content-type": "application/json", "x-forwarded-for": from }, body: JSON.stringify({ token }) });
-    const body = (await res.json()) as { code?: string };
-    return { status: res.status, code: body.code, retryAfter: res.headers.get("retry-after") };
-  }
-  const guess = (i: number) => `stead_${String(i).padStart(43, "G")}`;
-  const count = (answers: Answer[], status: number) => answers.filter((a) => a.status === status).length;
+  const server = proxiedServer(kind, "hostile-bad-tokens");
+  const { runs, signIn } = server;
 
   it("200 parallel guesses: a few are verified (401), the rest are refused 429 with Retry-After; other addresses are served", async () => {
     const attacker = "198.51.100.20";
     const flood = Promise.all(Array.from({ length: 200 }, (_, i) => runs(attacker, guess(i))));
     // While the flood is in flight another address is served as usual.
-    expect((await runs("198.51.100.21", served.tokens.viewer)).status).toBe(200);
+    expect((await runs("198.51.100.21", server.served.tokens.viewer)).status).toBe(200);
     const answers = await flood;
 
     expect(count(answers, 401) + count(answers, 429)).toBe(200);
@@ -71,7 +42,7 @@ describe.each(STORE_KINDS)("bad tokens in parallel from one address on %s", (kin
     const first = await Promise.all(Array.from({ length: MAX_IN_FLIGHT + 1 }, (_, i) => runs(attacker, guess(1_000 + i))));
     expect(count(first, 401)).toBeGreaterThan(0);
     // Nothing of the address is in flight now: its valid token is served...
-    expect((await runs(attacker, served.tokens.viewer)).status).toBe(200);
+    expect((await runs(attacker, server.served.tokens.viewer)).status).toBe(200);
     // ...and its failures stand: MAX_IN_FLIGHT + 1 parallel guesses are all slowed down, so one is
     // over the bound. Had the valid token forgotten them, the first would go unslowed and all
     // MAX_IN_FLIGHT + 1 be answered 401.

@@ -10,43 +10,19 @@
  * an address stands for, checked against Node's own address parser (BlockList).
  */
 import { BlockList, isIP } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tokensOf } from "../../src/server/auth.js";
+import { describe, expect, it } from "vitest";
 import { clientOf } from "../../src/server/client-of.js";
-import { listen, type Listening } from "../../src/server/listen.js";
 import { MAX_IN_FLIGHT } from "../../src/server/slowdown.js";
 import { STORE_KINDS } from "../helpers/both-stores.js";
-import { servedStore, type Served } from "../helpers/served-store.js";
-
-interface Answer {
-  status: number;
-  code: string | undefined;
-  retryAfter: string | null;
-}
+import { count, guess, proxiedServer } from "../helpers/proxied-server.js";
 
 describe.each(STORE_KINDS)("bad tokens from one IPv6 /64, or one IPv4 address written as IPv6, on %s", (kind) => {
-  let served: Served;
-  let proxied: Listening;
-  beforeAll(async () => {
-    served = await servedStore(kind, "hostile-bad-token-ipv6");
-    proxied = await listen({ stead: served.s.stead, authenticate: tokensOf(served.s.stead), port: 0, trustProxy: true, console: false });
-  });
-  afterAll(async () => {
-    await proxied.close(1_000);
-    await served.close();
-  });
-
-  async function runs(from: string, token: string): Promise<Answer> {
-    const res = await fetch(`${proxied.url}/api/v1/runs`, { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": from } });
-    const body = (await res.json()) as { code?: string };
-    return { status: res.status, code: body.code, retryAfter: res.headers.get("retry-after") };
-  }
-  const guess = (i: number) => `stead_${String(i).padStart(43, "G")}`;
-  const count = (answers: Answer[], status: number) => answers.filter((a) => a.status === status).length;
+  const server = proxiedServer(kind, "hostile-bad-token-ipv6");
+  const { runs } = server;
 
   it("200 parallel guesses from 200 addresses of one /64 are held to the bound; another /64 is served meanwhile", async () => {
     const flood = Promise.all(Array.from({ length: 200 }, (_, i) => runs(`2001:db8:1:2::${(i + 1).toString(16)}`, guess(i))));
-    expect((await runs("2001:db8:1:3::1", served.tokens.viewer)).status).toBe(200);
+    expect((await runs("2001:db8:1:3::1", server.served.tokens.viewer)).status).toBe(200);
     const answers = await flood;
 
     expect(count(answers, 401) + count(answers, 429)).toBe(200);
