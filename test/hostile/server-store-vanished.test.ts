@@ -53,14 +53,20 @@ async function waitingRunAndToken(dir: string, id: string): Promise<string> {
   return (JSON.parse(made.stdout) as { token: string }).token;
 }
 
+/** `stead serve` (no worker) on the store in `dir`, ready. */
+async function serving(dir: string) {
+  const server = spawnCli(["serve", "--listen", "127.0.0.1:0", "--no-login-url"], dir);
+  onTestFinished(() => void server.child.kill("SIGKILL"));
+  const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
+  expect((await seen(`${url}/readyz`)).status).toBe(200);
+  return { server, url };
+}
+
 describe("stead serve (no worker) over a store deleted under it", () => {
   it("deleted: nothing refused is shown applied, /readyz is not ready, and the process exits 7 with a fix for a server", async () => {
     const dir = tempDir();
     const token = await waitingRunAndToken(dir, "r1");
-    const server = spawnCli(["serve", "--listen", "127.0.0.1:0", "--no-login-url"], dir);
-    onTestFinished(() => void server.child.kill("SIGKILL"));
-    const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
-    expect((await seen(`${url}/readyz`)).status).toBe(200);
+    const { server, url } = await serving(dir);
     const before = JSON.parse((await seen(`${url}/api/v1/runs/r1`)).body) as { run: { status: string } };
     expect(before.run.status).toBe("waiting");
 
@@ -86,10 +92,7 @@ describe("stead serve (no worker) over a store deleted under it", () => {
   it("replaced by a new store: the server shows neither store's runs and exits 7; the new store is left as its writer left it", async () => {
     const dir = tempDir();
     const token = await waitingRunAndToken(dir, "r1");
-    const server = spawnCli(["serve", "--listen", "127.0.0.1:0", "--no-login-url"], dir);
-    onTestFinished(() => void server.child.kill("SIGKILL"));
-    const url = await until("the server's URL", () => /on (http:\/\/[^\s]+)\/api\/v1/.exec(server.stdout())?.[1]);
-    expect((await seen(`${url}/readyz`)).status).toBe(200);
+    const { server, url } = await serving(dir);
 
     rmSync(join(dir, ".stead"), { recursive: true, force: true });
     // Another store at the same path, holding a run of its own.
