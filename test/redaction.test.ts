@@ -7,12 +7,11 @@
  * Live code saw the redacted values (what it wrote to a side-effect log), and each redaction is
  * recorded (field and rule, never the value).
  */
-import { existsSync, readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { workflow } from "../src/index.js";
 import { REDACTED_EVENT } from "../src/store/redacting-store.js";
-import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
+import { onStore, STORE_KINDS, type OnStore, storeText } from "./helpers/both-stores.js";
 import { FAST_WORKER } from "./helpers/temp-store.js";
 
 const CONFIGURED = "correct-horse-battery-staple-42";
@@ -50,16 +49,6 @@ const failing = workflow("leaky-fail", { version: "1" }, async (ctx) => {
     throw e;
   }
 });
-
-/** Everything the database holds, as text a person with the files could read. */
-async function storedText(s: OnStore): Promise<string> {
-  if (s.kind === "sqlite") return [s.location, `${s.location}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("\n");
-  const tables = await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()");
-  const parts: string[] = [];
-  // row_to_json reads every value detoasted (decompressed): a raw page scan of compressed values proves nothing.
-  for (const t of tables) for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
-  return parts.join("\n");
-}
 
 async function exported(s: OnStore): Promise<string> {
   let text = "";
@@ -129,7 +118,7 @@ describe.each(STORE_KINDS)("redaction on %s", (kind) => {
     }
 
     for (const [where, text] of [
-      ["the store", await storedText(s)],
+      ["the store", await storeText(s)],
       ["an export", await exported(s)],
     ] as const) {
       expect(text.includes(MARKER), `${where} holds the marker (the scan reads what was stored)`).toBe(true);
@@ -159,7 +148,7 @@ describe("redaction with nothing configured", () => {
     } finally {
       await w.stop({ graceMs: 500 });
     }
-    const text = await storedText(s);
+    const text = await storeText(s);
     expect(text.includes("[redacted:secret:STEAD_TEST_CTX_SECRET]")).toBe(true);
     expect(text.includes(VIA_CTX)).toBe(false);
   }, 60_000);

@@ -2,6 +2,7 @@
  * A Stead on each real store (an SQLite file, a fresh Postgres database), and reads of its rows
  * straight from the database, not through Stead: for tests that assert what was written.
  */
+import { existsSync, readFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { createStead, type Stead, type SteadOptions } from "../../src/index.js";
 import { withClient } from "../setup/databases.js";
@@ -76,4 +77,18 @@ export async function onStore(kind: StoreKind, label: string, options: Omit<Stea
       await remove();
     },
   };
+}
+
+/**
+ * Everything the database holds, as text a person with its files could read: SQLite's file and
+ * its WAL, byte for byte; every Postgres table's rows as JSON (row_to_json reads each value
+ * detoasted, decompressed: a raw page scan of compressed values would prove nothing).
+ */
+export async function storeText(s: OnStore): Promise<string> {
+  if (s.kind === "sqlite") return [s.location, `${s.location}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("\n");
+  const parts: string[] = [];
+  for (const t of await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")) {
+    for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
+  }
+  return parts.join("\n");
 }

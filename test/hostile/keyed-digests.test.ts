@@ -10,7 +10,7 @@
  * store with another key, repeats are still recognised and other arguments still refused.
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ import { canonical } from "../../src/engine/canonical.js";
 import { createKeyFile } from "../../src/store/encryption/key-providers.js";
 import { hashesOf, restoreSnapshot, TreeLoader } from "../../src/workspace/index.js";
 import { encodeTree } from "../../src/workspace/tree.js";
-import { onStore, STORE_KINDS, type OnStore, type StoreKind } from "../helpers/both-stores.js";
+import { onStore, STORE_KINDS, type OnStore, type StoreKind, storeText } from "../helpers/both-stores.js";
 import { FAST_WORKER, tempDir } from "../helpers/temp-store.js";
 import { caught } from "../helpers/waiting.js";
 
@@ -43,16 +43,6 @@ const argsDigest = (args: unknown): string => sha256(JSON.stringify(canonical(ar
 function spellings(hex: string): string[] {
   const b = Buffer.from(hex, "hex");
   return [hex, hex.toUpperCase(), b.toString("base64"), b.toString("base64url"), b.toString("latin1")];
-}
-
-/** Everything the store's files hold, as text: SQLite's file and WAL; every Postgres table's rows as JSON (bytea as hex). */
-async function storeFiles(s: OnStore): Promise<string> {
-  if (s.kind === "sqlite") return [s.location, `${s.location}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("\n");
-  const parts: string[] = [];
-  for (const t of await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")) {
-    for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
-  }
-  return parts.join("\n");
 }
 
 /** The hashes of each plain thing the run sealed, by what it is. */
@@ -127,12 +117,12 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     cleanups.push(() => plain.cleanup());
     const plainSealed = await runKeyed(plain, "kd-p", workspace(), { amount: 4217, note: "ok" });
     // The scan sees a plain store's digests: the hashes computed here are the ones a store keeps in the clear.
-    const plainFound = found(await storeFiles(plain), plainSealed);
+    const plainFound = found(await storeText(plain), plainSealed);
     expect(plainFound).toEqual(expect.arrayContaining(["start arguments", "signal arguments", "snapshot -1/start root"]));
 
     const { s } = await encrypted("kd-enc");
     const sealed = await runKeyed(s, "kd-e", workspace(), { amount: 4217, note: "ok" });
-    expect(found(await storeFiles(s), sealed)).toEqual([]);
+    expect(found(await storeText(s), sealed)).toEqual([]);
     // Every read of a snapshot finds its tree by the keyed root.
     expect((await s.stead.diff("kd-e", "start", "write")).added).toEqual(["amount.txt"]);
     expect((await s.stead.snapshotEntries("kd-e", { step: "write" })).entries.map((e) => e.path)).toEqual(["amount.txt"]);
@@ -147,7 +137,7 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     cleanups.push(() => plain.cleanup());
     const withSecret = { amount: 4217, note: `key ${SECRET}` };
     const sealed = await runKeyed(plain, "kd-r", workspace(), withSecret);
-    const files = await storeFiles(plain);
+    const files = await storeText(plain);
     expect(files.includes(SECRET)).toBe(false);
     expect(found(files, { "signal arguments": sealed["signal arguments"]! })).toEqual([]);
     expect(await plain.stead.signal("kd-r", "confirm", withSecret, { idempotencyKey: "confirm-kd-r" })).toMatchObject({ already: true });
@@ -203,7 +193,7 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     expect(await target.stead.start(writer, input, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" })).toEqual({ id: "kd-x", already: true });
     expect(await caught(() => target.stead.start(writer, { ...input, amount: 1 }, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
     expect(await target.stead.signal("kd-x", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-x" })).toMatchObject({ already: true });
-    expect(found(await storeFiles(target), sealed)).toEqual([]);
+    expect(found(await storeText(target), sealed)).toEqual([]);
 
     // The workspace comes back from the imported store, opened by its own key alone.
     await target.stead.close();

@@ -7,12 +7,11 @@
  * hold no example's secret afterwards, and every look-alike and every piece of ordinary run data
  * comes back exactly as it went in (no false positive in any position).
  */
-import { existsSync, readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { workflow } from "../../src/index.js";
 import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/secret-patterns.js";
-import { onStore, STORE_KINDS, type OnStore } from "../helpers/both-stores.js";
+import { onStore, STORE_KINDS, type OnStore, storeText } from "../helpers/both-stores.js";
 import { FAST_WORKER } from "../helpers/temp-store.js";
 
 const EXAMPLES = SECRET_PATTERNS.flatMap((p) => p.examples);
@@ -37,15 +36,6 @@ const positions = workflow("positions", { version: "1" }, async (ctx, input: { s
   const kid = await ctx.child("kid", child, carried());
   return { input, out, reason: decision.reason, signalled, kid };
 });
-
-async function storedText(s: OnStore): Promise<string> {
-  if (s.kind === "sqlite") return [s.location, `${s.location}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("\n");
-  const parts: string[] = [];
-  for (const t of await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")) {
-    for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
-  }
-  return parts.join("\n");
-}
 
 describe.each(STORE_KINDS)("every redaction rule in every payload position on %s", (kind) => {
   let s: OnStore | undefined;
@@ -79,7 +69,7 @@ describe.each(STORE_KINDS)("every redaction rule in every payload position on %s
     let dump = "";
     await stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
     for (const [where, text] of [
-      ["the store", await storedText(s)],
+      ["the store", await storeText(s)],
       ["an export", dump],
     ] as const) {
       const held = SECRETS.filter((secret) => text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1)));

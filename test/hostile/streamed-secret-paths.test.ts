@@ -9,7 +9,7 @@
  * what the real `stead run` printed while it followed the run live. None holds any 8 characters of
  * the token; the cut-off attempt's deltas show the redaction marker where it stood.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { agent, type EventView } from "../../src/index.js";
 import { cli, FIXTURES, requireBuild, spawnCli } from "../cli-helpers.js";
-import { STORE_KINDS, type OnStore } from "../helpers/both-stores.js";
+import { STORE_KINDS, storeText } from "../helpers/both-stores.js";
 import { providerModel, reply, startProviderServer, type ProviderServer } from "../helpers/provider-server.js";
 import { servedStore, type Served } from "../helpers/served-store.js";
 import { openSse } from "../helpers/sse.js";
@@ -36,16 +36,6 @@ const WINDOWS = Array.from({ length: TOKEN.length - 7 }, (_, i) => TOKEN.slice(i
 function leaks(where: string, text: string): void {
   const found = WINDOWS.filter((w) => text.includes(w));
   expect(found, `${where} holds part of the token`).toEqual([]);
-}
-
-async function storedText(s: OnStore): Promise<string> {
-  if (s.kind === "sqlite") return [s.location, `${s.location}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("\n");
-  const parts: string[] = [];
-  for (const t of await s.rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")) {
-    // row_to_json reads every value detoasted (decompressed).
-    for (const r of await s.rows(`SELECT row_to_json(x)::text AS j FROM "${String(t.tablename)}" x`)) parts.push(String(r.j));
-  }
-  return parts.join("\n");
 }
 
 const deltaText = (events: readonly { type: string; data: Record<string, unknown> }[], attempt: number) =>
@@ -93,7 +83,7 @@ describe.each(STORE_KINDS)("a secret streamed across live-text pieces on %s", (k
     expect(deltaText(events, 1)).toBe("Hello Bearer [redacted:bearer-token] and goodbye");
     expect(events.filter((e) => e.type === "model.delta" && e.data.attempt === 2)).toEqual([]);
 
-    leaks("the store", await storedText(s));
+    leaks("the store", await storeText(s));
     let dump = "";
     await s.stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
     leaks("an export", dump);
