@@ -11,7 +11,7 @@
  * returns when the filler file is deleted.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -22,7 +22,8 @@ import { waitUntil } from "./helpers/waiting.js";
 import { cli, requireBuild } from "./cli-helpers.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "./fixtures/crash/harness.js";
 import { readLog, restartedAfterCommit } from "./fixtures/pg/checks.js";
-import { PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer } from "./setup/postgres.js";
+import { PRIVATE_SERVER_UNAVAILABLE } from "./setup/postgres.js";
+import { fillToTheLastByte, ROOT, withPostgresOnTmpfs } from "./helpers/full-disk.js";
 
 const WORKFLOWS = fileURLToPath(new URL("./fixtures/pg/workflows.mjs", import.meta.url));
 const IDS = ["r1", "r2"];
@@ -31,19 +32,6 @@ const INPUT = { steps: 30, delayMs: 5, padBytes: 20_000, logStarts: true };
 const STORAGE = { storageHeadroomBytes: 256 * 1024, storageAlertMs: 1500, storageProbeMs: 100 };
 
 const ballast = workflow("ballast", { version: "1" }, () => null);
-
-/** Writes `path` until its file system has no byte left (ENOSPC). */
-function fillToTheLastByte(path: string): void {
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const heldStorage = (r: RunInfo) => r.status === "held";
 
@@ -133,8 +121,6 @@ describe("an SQLite store at its size limit", () => {
   }, 120_000);
 });
 
-const ROOT = process.getuid?.() === 0;
-
 describe.skipIf(!ROOT)("an SQLite store on a full file system (a tmpfs; needs root to mount)", () => {
   let mount: string | undefined;
   afterEach(() => {
@@ -174,32 +160,15 @@ describe.skipIf(!ROOT || PRIVATE_SERVER_UNAVAILABLE !== undefined)("a Postgres s
   it("holds its runs `storage` at once, refuses a manual release while full, and lets every run finish when space returns", async () => {
     requireBuild();
     const box = new Sandbox();
-    // As root the server runs as the postgres user, which must reach its data dir inside the sandbox.
-    chmodSync(box.dir, 0o755);
-    const mount = join(box.dir, "pgfs");
-    mkdirSync(mount);
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0777", "tmpfs", mount]);
-    let server: PrivateServer | undefined;
-    let stead: Stead | undefined;
-    try {
-      server = await startPrivateServer({ dataDir: join(mount, "pgdata") });
-      const db = await server.freshDatabase("full");
-      stead = createStead({ store: db.url });
-      await stead.ready();
-      const worker = box.spawn({ ...config({ start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }), store: db.url });
+    await withPostgresOnTmpfs(box, "full", async ({ url, stead, mount }) => {
+      const worker = box.spawn({ ...config({ start: IDS.map((id) => ({ id, workflow: "many", input: INPUT })) }), store: url });
       await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the runs to be under way", 30_000);
       const filler = join(mount, "filler");
       fillToTheLastByte(filler);
-      await whileFull(stead, worker, db.url, box.dir, true);
+      await whileFull(stead, worker, url, box.dir, true);
       rmSync(filler);
       await afterSpaceReturns(stead, worker, box.log);
-    } finally {
-      await box.killAll();
-      await stead?.close();
-      await server?.close();
-      execFileSync("umount", ["-l", mount]);
-      box.remove();
-    }
+    });
   }, 180_000);
 });
 

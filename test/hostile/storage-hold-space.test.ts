@@ -8,16 +8,16 @@
  * limit (SQLite's page limit), and, as root, a Postgres server whose data directory is on a small
  * tmpfs filled to its last byte (Postgres cannot tell a client its disk's free space: "unknown").
  */
-import { execFileSync } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { createStead, workflow, type Stead } from "../../src/index.js";
+import { workflow, type Stead } from "../../src/index.js";
 import { cli, requireBuild } from "../cli-helpers.js";
 import { Sandbox, useSandbox, type WorkerConfig, type WorkerProcess } from "../fixtures/crash/harness.js";
-import { PRIVATE_SERVER_UNAVAILABLE, startPrivateServer, type PrivateServer } from "../setup/postgres.js";
+import { PRIVATE_SERVER_UNAVAILABLE } from "../setup/postgres.js";
+import { fillToTheLastByte, ROOT, withPostgresOnTmpfs } from "../helpers/full-disk.js";
 import { waitUntil } from "../helpers/waiting.js";
 
 const WORKFLOWS = fileURLToPath(new URL("../fixtures/pg/workflows.mjs", import.meta.url));
@@ -95,50 +95,19 @@ describe("an SQLite store at its size limit", () => {
   }, 120_000);
 });
 
-const ROOT = process.getuid?.() === 0;
-
-/** Writes `path` until its file system has no byte left (ENOSPC). */
-function fillToTheLastByte(path: string): void {
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOSPC") throw e;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 describe.skipIf(!ROOT || PRIVATE_SERVER_UNAVAILABLE !== undefined)("a Postgres store whose data disk is full (a tmpfs; needs root to mount)", () => {
   it("names the size of the probe write it waits for, and that the free space is unknown", async () => {
     requireBuild();
     const box = new Sandbox();
-    chmodSync(box.dir, 0o755);
-    const mount = join(box.dir, "pgfs");
-    mkdirSync(mount);
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m,mode=0777", "tmpfs", mount]);
-    let server: PrivateServer | undefined;
-    let stead: Stead | undefined;
-    try {
-      server = await startPrivateServer({ dataDir: join(mount, "pgdata") });
-      const db = await server.freshDatabase("full-space");
-      stead = createStead({ store: db.url });
-      await stead.ready();
-      const worker = box.spawn({ ...config({ start: [{ id: "r1", workflow: "many", input: { ...INPUT, steps: 60, logStarts: true } }] }), store: db.url });
+    await withPostgresOnTmpfs(box, "full-space", async ({ url, stead, mount }) => {
+      const worker = box.spawn({ ...config({ start: [{ id: "r1", workflow: "many", input: { ...INPUT, steps: 60, logStarts: true } }] }), store: url });
       await box.waitForEffect((l) => l.stepId === "s03" && l.phase === "done", "the run to be under way", 30_000);
       const filler = join(mount, "filler");
       fillToTheLastByte(filler);
       await worker.waitFor((r) => r.type === "storage" && r.report.state === "full", "the worker to find the store full", 60_000);
       // The probe writes at least 2 MiB; the reserve (1 MiB) is released while full, so it is asked for again within it.
-      await namesTheSpace(stead, worker, db.url, box.dir, 2 * 1024 * 1024, "unknown");
+      await namesTheSpace(stead, worker, url, box.dir, 2 * 1024 * 1024, "unknown");
       rmSync(filler);
-    } finally {
-      await box.killAll();
-      await stead?.close();
-      await server?.close();
-      execFileSync("umount", ["-l", mount]);
-      box.remove();
-    }
+    });
   }, 180_000);
 });
