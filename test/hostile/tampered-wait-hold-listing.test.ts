@@ -91,7 +91,7 @@ describe("a tampered waits or holds row in the run listing (SQLite, encrypted)",
     try {
       out.list = await stead.list().then(
         (p) => p.runs.map((r) => [r.id, r.damaged?.code ?? null]),
-        (e: { code?: string }) => `refused ${e.code ?? String(e)}`,
+        (e: unknown) => `refused ${(e as { code?: string }).code ?? "?"}`,
       );
       const token = (await stead.tokens.create({ name: `o${randomBytes(3).toString("hex")}`, role: "operator" })).token;
       const server = await listen({ stead, authenticate: tokensOf(stead), port: 0, maxBodyBytes: 64 * 1024 });
