@@ -1,15 +1,31 @@
 /**
  * Review 2 (item 8): the session listing opens each session's last turn's sealed error, and one
- * changed error fails the listing of every session: `stead sessions` exits 7, `stead.sessions()`
- * refuses. Expected as for the run listing: the other sessions listed, the damaged one marked.
+ * changed error failed the listing of every session: `stead sessions` exited 7,
+ * `stead.sessions()` refused, and so did `GET /sessions`, MCP's `list_sessions` and the console's
+ * sessions page. Expected as for the run listing: the other sessions listed, the damaged one
+ * marked with STEAD_DATA_TAMPERED and a message naming the row; reading that session itself (its
+ * turns, its transcript) and sending it a turn still refuse, changing nothing.
+ *
+ * Three sessions of one encrypted store, each with one failed turn; then s-b's turn's sealed
+ * error is changed: in the SQLite file's bytes, or by an UPDATE of the Postgres row.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStead, localKey, workflow } from "../../src/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { createClient, type Session } from "../../src/client/index.js";
+import { createStead, localKey, workflow, type Stead } from "../../src/index.js";
+import { tokensOf } from "../../src/server/auth.js";
+import { listen, type Listening } from "../../src/server/listen.js";
 import { cli, requireBuild, ROOT } from "../cli-helpers.js";
+import { onStore, STORE_KINDS, type StoreKind } from "../helpers/both-stores.js";
+import { launchBrowser, openConsole, serveConsole } from "../helpers/console.js";
+import { ok } from "../helpers/mcp.js";
 import { FAST_WORKER, tempDir } from "../helpers/temp-store.js";
+import { caught } from "../helpers/waiting.js";
+import { tamperSealed } from "./sealed-tampering.js";
 
 const talk = workflow("hostile-talk", { version: "1" }, async (ctx, input: { text: string }) =>
   ctx.step("answer", () => {
@@ -18,53 +34,147 @@ const talk = workflow("hostile-talk", { version: "1" }, async (ctx, input: { tex
   }),
 );
 
-describe("a tampered turn in the session listing (SQLite, encrypted)", () => {
-  const key = randomBytes(32);
-  const encryption = () => ({ key: localKey(key, "the test's key") });
-  let dir: { dir: string; remove: () => void };
-  let store = "";
+const SESSIONS = ["s-a", "s-b", "s-c"];
+const DAMAGED = "s-b";
+const TAMPERED = "STEAD_DATA_TAMPERED";
 
-  beforeAll(async () => {
-    requireBuild();
-    dir = tempDir("stead-tampered-session-");
-    store = join(dir.dir, "stead.db");
-    const stead = createStead({ store, encryption: encryption() });
+/** The store described above; `sqlitePath` names the SQLite file to make, else `onStore` makes one of `kind`. */
+async function damagedStore(kind: StoreKind, label: string, key: Buffer, sqlitePath?: string): Promise<{ location: string; damagedTurn: string; cleanup: () => Promise<void> }> {
+  const encryption = { key: localKey(key, "the test's key") };
+  const s = sqlitePath === undefined ? await onStore(kind, label, { encryption }) : undefined;
+  const location = s ? s.location : String(sqlitePath);
+  const stead = s ? s.stead : createStead({ store: location, encryption });
+  let damagedTurn = "";
+  try {
     const w = stead.worker({ definitions: [talk], ...FAST_WORKER });
     w.start();
     try {
-      for (const id of ["s-a", "s-b", "s-c"]) {
+      for (const id of SESSIONS) {
         const { runId } = await stead.session(talk, id).send({ text: "fail" });
-        await stead.waitFor(runId, { timeoutMs: 20_000 });
+        await stead.waitFor(runId, { timeoutMs: 30_000 });
+        if (id === DAMAGED) damagedTurn = runId;
       }
     } finally {
       await w.stop({ graceMs: 500 });
-      await stead.close();
     }
-    const db = new Database(store);
-    try {
-      const row = db.prepare("SELECT id, error FROM runs WHERE session_id = 's-b'").get() as { id: string; error: string };
-      expect(row.error.startsWith("$stead1:")).toBe(true);
-      const i = row.error.length - 20;
-      db.prepare("UPDATE runs SET error = ? WHERE id = ?").run(row.error.slice(0, i) + (row.error[i] === "A" ? "B" : "A") + row.error.slice(i + 1), row.id);
-    } finally {
-      db.close();
-    }
+  } finally {
+    await stead.close();
+  }
+  await tamperSealed(kind, location, "runs", "error", damagedTurn);
+  return { location, damagedTurn, cleanup: async () => s?.cleanup() };
+}
+
+const marks = (list: readonly { id: string; damaged?: { code: string } | undefined }[]) => list.map((s) => [s.id, s.damaged?.code ?? null]).sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1));
+const EXPECTED = [
+  ["s-a", null],
+  [DAMAGED, TAMPERED],
+  ["s-c", null],
+];
+
+beforeAll(() => requireBuild());
+
+describe.each(STORE_KINDS.map((k) => [k]))("a tampered turn in the session listing, on %s", (kind) => {
+  const key = randomBytes(32);
+  const keyDir = tempDir("stead-hostile-session-keys-");
+  const env = { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir };
+  let location = "";
+  let damagedTurn = "";
+  let cleanup: () => Promise<void> = () => Promise.resolve();
+  let stead: Stead;
+  let server: Listening;
+  let token = "";
+
+  beforeAll(async () => {
+    const made = await damagedStore(kind, "tampered-session", key);
+    ({ location, damagedTurn, cleanup } = made);
+    stead = createStead({ store: location, encryption: { key: localKey(key, "the test's key") } });
+    token = (await stead.tokens.create({ name: "olivia", role: "operator" })).token;
+    server = await listen({ stead, authenticate: tokensOf(stead), port: 0, maxBodyBytes: 64 * 1024 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close(1_000);
+    await stead?.close();
+    await cleanup();
+    keyDir.remove();
+  });
+
+  it("the library lists every session, the damaged one marked; reading it or sending it a turn still refuses, changing nothing", async () => {
+    const list = await stead.sessions();
+    expect(marks(list)).toEqual(EXPECTED);
+    const damaged = list.find((s) => s.id === DAMAGED);
+    expect(damaged).toMatchObject({ definition: "hostile-talk", turns: 1, last: { runId: damagedTurn, turn: 1, error: null }, damaged: { code: TAMPERED } });
+    expect(damaged?.damaged?.message).toContain(`runs row ${damagedTurn}`);
+    for (const id of ["s-a", "s-c"]) expect(list.find((s) => s.id === id)?.last?.error).toBe("the turn failed on purpose");
+
+    expect(await caught(() => stead.sessionWithTurns(DAMAGED))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.transcript(DAMAGED))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.session(talk, DAMAGED).send({ text: "again" }))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.sendToSession(DAMAGED, { text: "again" }))).toMatchObject({ code: TAMPERED });
+    expect((await stead.sessions({ sessionId: DAMAGED }))[0]?.turns).toBe(1);
+  });
+
+  it("`stead sessions` exits 0 listing every session, the damaged one marked, as JSON and as text", async () => {
+    const json = await cli(["sessions", "--json", "--store", location], ROOT, { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(marks(JSON.parse(json.stdout) as { id: string; damaged?: { code: string } }[])).toEqual(EXPECTED);
+    const text = await cli(["sessions", "--store", location], ROOT, { env });
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.split("\n");
+    expect(lines.find((l) => l.startsWith(DAMAGED))).toContain(TAMPERED);
+    for (const id of ["s-a", "s-c"]) expect(lines.find((l) => l.startsWith(id))).toContain("the turn failed on purpose");
+    expect(text.stderr).toContain(`runs row ${damagedTurn}`);
   }, 60_000);
 
-  afterAll(() => dir.remove());
+  it("GET /sessions answers 200 with the damaged one marked, as the typed client and MCP's list_sessions do; GET /sessions/s-b is refused", async () => {
+    const res = await fetch(`${server.url}/api/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json()) as { sessions: { id: string; damaged?: { code: string } }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(marks(body.sessions)).toEqual(EXPECTED);
+    const one = await fetch(`${server.url}/api/v1/sessions/${DAMAGED}`, { headers: { authorization: `Bearer ${token}` } });
+    expect({ status: one.status, code: ((await one.json()) as { code?: string }).code }).toEqual({ status: 500, code: TAMPERED });
 
-  it("lists the other sessions (library and CLI)", async () => {
-    const stead = createStead({ store, encryption: encryption() });
-    let listed: string;
+    const client = createClient({ url: server.url, token });
+    expectTypeOf<Session["damaged"]>().toEqualTypeOf<{ code: "STEAD_DATA_TAMPERED"; message: string } | undefined>();
+    expect(marks((await client.sessions.list()).sessions)).toEqual(EXPECTED);
+
+    const mcp = new Client({ name: "stead-test", version: "1.0.0" });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
     try {
-      listed = await stead.sessions().then(
-        (s) => s.map((x) => x.id).sort().join(","),
-        (e: unknown) => `refused ${(e as { code?: string }).code ?? "?"}`,
-      );
+      const { sessions } = await ok<{ sessions: { id: string; damaged?: { code: string } }[] }>(mcp, "list_sessions", {});
+      expect(marks(sessions)).toEqual(EXPECTED);
     } finally {
-      await stead.close();
+      await mcp.close();
     }
-    const r = await cli(["sessions", "--json", "--store", store], ROOT, { env: { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: join(dir.dir, "no-keys") } });
-    expect({ listed, cliExit: r.code }, r.stderr).toEqual({ listed: "s-a,s-b,s-c", cliExit: 0 });
-  }, 60_000);
+  });
+});
+
+describe("a tampered turn in the console's sessions page", () => {
+  let browser: Browser | undefined;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+    await browser?.close();
+  });
+
+  it("lists every session, the damaged one marked with STEAD_DATA_TAMPERED", async () => {
+    const key = randomBytes(32);
+    const dir = tempDir("stead-hostile-session-console-");
+    const keyDir = tempDir("stead-hostile-session-console-keys-");
+    cleanups.push(dir.remove, keyDir.remove);
+    await damagedStore("sqlite", "tampered-session-console", key, join(dir.dir, ".stead", "stead.db"));
+    browser = await launchBrowser();
+    const server = await serveConsole({ dir: dir.dir, env: { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir } });
+    cleanups.push(() => server.stop());
+    const c = await openConsole(browser, server, { signIn: "login-url", path: "/sessions" });
+    try {
+      for (const id of SESSIONS) await c.page.locator(`tr[data-session="${id}"]`).waitFor({ timeout: 15_000 });
+      expect(await c.page.locator(`tr[data-session="${DAMAGED}"]`).innerText()).toContain(TAMPERED);
+      for (const id of ["s-a", "s-c"]) expect(await c.page.locator(`tr[data-session="${id}"]`).innerText()).not.toContain(TAMPERED);
+      await c.shot("hostile-tampered-session");
+      expect(c.errors).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  }, 120_000);
 });
