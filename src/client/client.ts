@@ -8,7 +8,7 @@
  */
 import { refusal, SteadClientError } from "./errors.js";
 import { streamEvents, type StreamOptions } from "./events.js";
-import type { Event, JournalPage, Me, OpenWaits, Replayed, Run, RunDetail, RunDetailWithoutJournal, RunFilter, RunList, RunStatus, Session, StreamedEvent, Tally, WaitKind } from "./types.js";
+import type { Event, Hold, JournalPage, Me, OpenWaits, Replayed, Run, RunDetail, RunDetailWithoutJournal, RunFilter, RunList, RunStatus, Session, StreamedEvent, Tally, WaitKind } from "./types.js";
 
 export interface ClientOptions {
   /** The server's base URL (`http://127.0.0.1:7420`); `/api/v1` is added. */
@@ -70,6 +70,10 @@ export interface SteadClient {
   /** Open waits across runs, newest first (`GET /waits`): the approvals inbox with `{ kind: "approval" }`. */
   waits: {
     list(options?: { kind?: WaitKind; limit?: number }): Promise<OpenWaits>;
+  };
+  /** Holds, open ones unless `open` is false (`GET /holds`); of one run with `runId`. */
+  holds: {
+    list(options?: { runId?: string; open?: boolean }): Promise<{ holds: Hold[] }>;
   };
   /** Who the caller is and every action its role may take (`GET /auth/me`). */
   me(): Promise<Me>;
@@ -161,6 +165,9 @@ export function createClient(options: ClientOptions): SteadClient {
     },
     waits: {
       list: (o = {}) => call("GET", "/waits", { query: { kind: o.kind, limit: o.limit?.toString() } }),
+    },
+    holds: {
+      list: (o = {}) => call("GET", "/holds", { query: { runId: o.runId, open: o.open === undefined ? undefined : String(o.open) } }),
     },
     me: () => call("GET", "/auth/me"),
     tally: () => call("GET", "/tally"),

@@ -15,15 +15,16 @@ export interface Run {
   createdAt: number;
   updatedAt: number;
   /**
-   * In a listing only: the run's sealed values failed to open (its row was changed, or the key is
-   * not the one they were sealed with); `input`, `output` and `error` are null, unread. Reading
-   * the run itself (`runs.get`) is refused with this code.
+   * In a listing only: a sealed value of the run failed to open (its row was changed, or the key
+   * is not the one it was sealed with); the message names the row. When that is the run's own
+   * row, `input`, `output` and `error` are null, unread; `runs.list` marks a run for a damaged open
+   * wait or hold of it too. Reading the run itself (`runs.get`) is refused with this code.
    */
   damaged?: RunDamage;
   [field: string]: unknown;
 }
 
-/** Why a listed run's sealed values could not be read. */
+/** Why a listed run, wait, hold or session could not be read: its code, and a message naming the row. */
 export interface RunDamage {
   code: "STEAD_DATA_TAMPERED";
   message: string;
@@ -87,6 +88,26 @@ export interface Replayed {
 
 export interface Session {
   id: string;
+  /** Its last turn's sealed error failed to open (`last.error` is then null); reading the session (`sessions.get`) is refused with this code. */
+  damaged?: RunDamage;
+  [field: string]: unknown;
+}
+
+/** A hold: a run stopped until a person releases it (`GET /holds`). */
+export interface Hold {
+  id: number;
+  runId: string;
+  kind: string;
+  stepId: string | null;
+  reason: string;
+  details: Record<string, unknown>;
+  status: string;
+  choice: string | null;
+  createdAt: number;
+  releasedAt: number | null;
+  releasedBy: string | null;
+  /** In a listing across runs only: its sealed values failed to open; `reason` is "" and `details` {}, unread. Releasing it is refused with this code. */
+  damaged?: RunDamage;
   [field: string]: unknown;
 }
 
@@ -120,6 +141,8 @@ export interface OpenWait {
   kind: WaitKind;
   request: unknown;
   createdAt: number;
+  /** Its sealed values failed to open: `request` is absent, unread, and a decision on it is refused with this code. */
+  damaged?: RunDamage;
   [field: string]: unknown;
 }
 

@@ -3,7 +3,7 @@
  * store/run-listing.ts) and what a listing shows of each run besides its row. Neither reads a
  * journal: a page costs its size, whatever the store holds.
  */
-import type { ListedRun, RunActivity, RunFilter, RunQuery, RunSortKey, SortOrder, Store } from "../store/types.js";
+import type { ListedRun, RunActivity, RunDamage, RunFilter, RunQuery, RunSortKey, SortOrder, Store } from "../store/types.js";
 import { holdView, waitView, type HoldView, type RunInfo, type WaitView } from "./views.js";
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../store/run-listing.js";
@@ -27,8 +27,11 @@ export interface RunActivityView {
   lastStep: { seq: number; id: string; kind: string; status: string; attempt: number } | null;
   /** The time of its latest event (a step, a claim, a wait, live model text): its last activity. */
   lastEventAt: number | null;
+  /** A wait or hold whose sealed values failed to open is listed marked `damaged`, as is the activity (the first one's). */
   openWaits: WaitView[];
   openHolds: HoldView[];
+  /** Set when an open wait or hold of the run is marked `damaged`: the first one's mark, so a listing can mark the run. */
+  damaged?: RunDamage;
 }
 
 export async function listRunPage(store: Store, query: RunListQuery, view: (row: ListedRun) => Promise<RunInfo>): Promise<RunListPage> {
@@ -38,12 +41,14 @@ export async function listRunPage(store: Store, query: RunListQuery, view: (row:
 
 function activityView(a: RunActivity): RunActivityView {
   const s = a.lastStep;
+  const damaged = a.openWaits.find((w) => w.damaged)?.damaged ?? a.openHolds.find((h) => h.damaged)?.damaged;
   return {
     runId: a.runId,
     lastStep: s ? { seq: s.seq, id: s.stepId, kind: s.kind, status: s.status, attempt: s.attempt } : null,
     lastEventAt: a.lastEventAt,
     openWaits: a.openWaits.map(waitView),
     openHolds: a.openHolds.map(holdView),
+    ...(damaged ? { damaged } : {}),
   };
 }
 

@@ -5,6 +5,7 @@
  * through `queueTurn`, so a key used by one replays in the other.
  */
 import { SteadError } from "../errors.js";
+import { damageRefusal } from "../store/damage.js";
 import { sessionTurns } from "../store/run-sets.js";
 import type { RunRow, Store } from "../store/types.js";
 import type { KeyOption } from "./control/common.js";
@@ -61,6 +62,9 @@ export async function queueTurn(host: SessionHost, target: TurnTarget, input: un
   const call = key ? { verb: "send" as const, scope: target.sessionId, key: key.key, args: { definition: target.definition, input: JSON.parse(encoded) as unknown }, by, ttlMs: key.ttlMs } : undefined;
   return onceByKey<{ runId: string; turn: number }>(host.store, call, async (keyWrite) => {
     const prior = await host.store.listSessions({ sessionId: target.sessionId, limit: 1 });
+    // A turn continues the history before it: a session whose last turn cannot be read takes none.
+    const damaged = prior[0]?.damaged;
+    if (damaged) throw damageRefusal(damaged, { session: target.sessionId });
     const other = prior[0]?.definition;
     if (other !== undefined && other !== target.definition) {
       throw new SteadError("STEAD_ID_TAKEN", `session ${target.sessionId} belongs to "${other}", not "${target.definition}"`, {

@@ -1,5 +1,5 @@
 import { SteadError } from "../errors.js";
-import type { SessionSummary } from "../store/types.js";
+import type { RunDamage, SessionSummary } from "../store/types.js";
 import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
 import { checkRunId } from "./ids.js";
@@ -20,6 +20,11 @@ export interface SessionView {
   last: { runId: string; turn: number; outcome: TurnOutcome; error: string | null } | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * In a listing only: its last turn's sealed error failed to open (the message names the run's
+   * row); `last.error` is then null, unread. Reading the session's turns refuses with this error.
+   */
+  damaged?: RunDamage;
 }
 
 export function sessionView(s: SessionSummary): SessionView {
@@ -32,6 +37,7 @@ export function sessionView(s: SessionSummary): SessionView {
     last: s.last ? { runId: s.last.runId, turn: s.last.turn, outcome: turnOutcome(s.last.status, s.last.error), error: errorText(s.last.error) } : null,
     createdAt: new Date(s.createdAt).toISOString(),
     updatedAt: new Date(s.updatedAt).toISOString(),
+    ...(s.damaged ? { damaged: s.damaged } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { EventRow, HoldRow, ListedRun, RunDamage, RunStatus, StepRow, WaitRow } from "../store/types.js";
+import type { EventRow, ListedHold, ListedRun, ListedWait, RunDamage, RunStatus, StepRow } from "../store/types.js";
 import { decodeError, decodePayload, type ErrorRecord } from "./payload.js";
 
 /** A run as the API returns it: payloads parsed. */
@@ -22,9 +22,11 @@ export interface RunInfo {
   createdAt: number;
   updatedAt: number;
   /**
-   * In a listing only: the run's sealed values failed to open (its row's bytes were changed, or
-   * the key is not the one they were sealed with). `input`, `output` and `error` are then null,
-   * unread; the other fields are as stored. Reading the run itself refuses with this error.
+   * In a listing only: a sealed value of the run failed to open (its bytes were changed, or the
+   * key is not the one it was sealed with); the message names the row. When it is the run's own
+   * row, `input`, `output` and `error` are null, unread; a listing that reads the run's open waits
+   * and holds (`stead ps`, `GET /runs`) marks the run for a damaged one of those too, its other
+   * fields as stored. Reading the run itself refuses with this error.
    */
   damaged?: RunDamage;
 }
@@ -51,6 +53,8 @@ export interface WaitView {
   createdAt: number;
   resolvedAt: number | null;
   resolvedBy: string | null;
+  /** In a listing only: its sealed values failed to open; `request` and `result` are then absent, unread. */
+  damaged?: RunDamage;
 }
 
 export interface HoldView {
@@ -65,6 +69,8 @@ export interface HoldView {
   createdAt: number;
   releasedAt: number | null;
   releasedBy: string | null;
+  /** In a listing only: its sealed values failed to open; `reason` is then "" and `details` {}, unread. */
+  damaged?: RunDamage;
 }
 
 export interface EventView {
@@ -131,7 +137,7 @@ export function stepView(s: StepRow): StepView {
   };
 }
 
-export function waitView(w: WaitRow): WaitView {
+export function waitView(w: ListedWait): WaitView {
   return {
     name: w.name,
     kind: w.kind,
@@ -142,10 +148,11 @@ export function waitView(w: WaitRow): WaitView {
     createdAt: w.createdAt,
     resolvedAt: w.resolvedAt,
     resolvedBy: w.resolvedBy,
+    ...(w.damaged ? { damaged: w.damaged } : {}),
   };
 }
 
-export function holdView(h: HoldRow): HoldView {
+export function holdView(h: ListedHold): HoldView {
   let details: Record<string, unknown> = {};
   try {
     details = JSON.parse(h.details) as Record<string, unknown>;
@@ -164,6 +171,7 @@ export function holdView(h: HoldRow): HoldView {
     createdAt: h.createdAt,
     releasedAt: h.releasedAt,
     releasedBy: h.releasedBy,
+    ...(h.damaged ? { damaged: h.damaged } : {}),
   };
 }
 

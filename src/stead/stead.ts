@@ -487,9 +487,15 @@ export class Stead {
     return (await this.store.waits(runId)).map(waitView);
   }
 
+  /**
+   * Holds, open ones unless `open` is false. Across runs it is a listing: a hold whose sealed
+   * values fail to open is listed marked `damaged`, so one cannot hide the others. One run's
+   * holds (`runId`) are a read of that run, and refuse such a hold as the run's other reads do.
+   */
   async holds(filter: { runId?: string; open?: boolean } = {}): Promise<HoldView[]> {
     await this.ready();
-    return (await this.store.holds({ ...(filter.runId ? { runId: filter.runId } : {}), ...(filter.open === false ? {} : { status: "open" as const }) })).map(holdView);
+    const rows = await this.store.holds({ ...(filter.runId ? { runId: filter.runId } : { markDamaged: true }), ...(filter.open === false ? {} : { status: "open" as const }) });
+    return rows.map(holdView);
   }
 
   /**
@@ -599,7 +605,7 @@ export class Stead {
     return new Session(this, definition, id, options.workspace === undefined ? null : checkWorkspace(options.workspace));
   }
 
-  /** Sessions with their queue and last turn, most recently active first. */
+  /** Sessions with their queue and last turn, most recently active first; one whose last turn cannot be read is listed marked `damaged`. */
   async sessions(filter: { limit?: number; sessionId?: string } = {}): Promise<SessionView[]> {
     await this.ready();
     return (await this.store.listSessions(filter)).map(sessionView);

@@ -70,7 +70,10 @@ export interface RunRow {
   updatedAt: number;
 }
 
-/** Why a listed run's sealed values could not be read (its error's code and message). */
+/**
+ * Why a listed row's sealed values could not be read: a run's own row, or an open wait or hold
+ * of it, or a session's last turn (its error's code, and its message, which names the row).
+ */
 export interface RunDamage {
   code: "STEAD_DATA_TAMPERED";
   message: string;
@@ -82,6 +85,16 @@ export interface RunDamage {
  * them read. Every other read of the run refuses with the same error instead.
  */
 export interface ListedRun extends RunRow {
+  damaged?: RunDamage;
+}
+
+/** A wait as a listing gives it: `damaged` on one whose sealed values fail to open, `request` and `result` then null, unread. */
+export interface ListedWait extends WaitRow {
+  damaged?: RunDamage;
+}
+
+/** A hold as a listing gives it: `damaged` on one whose sealed values fail to open, `reason` then "" and `details` "{}", unread. */
+export interface ListedHold extends HoldRow {
   damaged?: RunDamage;
 }
 
@@ -572,8 +585,9 @@ export interface RunActivity {
   lastStep: StepHead | null;
   /** The time of the run's latest event: its last activity (a step, a claim, a wait, live model text). */
   lastEventAt: number | null;
-  openWaits: WaitRow[];
-  openHolds: HoldRow[];
+  /** A wait or hold whose sealed values fail to open is listed marked, so one cannot hide the others. */
+  openWaits: ListedWait[];
+  openHolds: ListedHold[];
 }
 
 export interface SessionFilter {
@@ -599,6 +613,11 @@ export interface SessionSummary {
   createdAt: number;
   /** Latest `updatedAt` of its turns. */
   updatedAt: number;
+  /**
+   * Set when its last turn's sealed error fails to open: `last.error` is then null, unread. A
+   * listing marks it so that one cannot hide the other sessions; reading its turns refuses.
+   */
+  damaged?: RunDamage;
 }
 
 /**
@@ -648,6 +667,12 @@ export interface HoldFilter {
   runId?: string;
   status?: HoldStatus;
   kind?: HoldKind;
+  /**
+   * A listing's read: a hold whose sealed values fail to open comes back marked `damaged`
+   * (ListedHold) instead of failing the whole read. Without it, such a hold fails the read: the
+   * control commands act on what they read, and must never act on a hold they could not read.
+   */
+  markDamaged?: boolean;
 }
 
 /**

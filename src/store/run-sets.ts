@@ -2,7 +2,7 @@
  * Whole sets of runs that callers need entire (a run's children, a session's turns), read through
  * the paged listing: a set of any size comes back whole, never cut at a page.
  */
-import { SteadError } from "../errors.js";
+import { damageRefusal } from "./damage.js";
 import type { RunReads } from "./ports/run-reads.js";
 import type { RunFilter, RunRow } from "./records.js";
 import { MAX_PAGE_SIZE } from "./run-listing.js";
@@ -16,7 +16,7 @@ export async function everyRun(reads: Pick<RunReads, "listRuns">, filter: RunFil
   for (let cursor: string | undefined; ; ) {
     const page = await reads.listRuns({ ...filter, sort: "createdAt", order: "asc", limit: MAX_PAGE_SIZE, ...(cursor === undefined ? {} : { cursor }) });
     const damaged = page.runs.find((r) => r.damaged);
-    if (damaged?.damaged) throw new SteadError(damaged.damaged.code, damaged.damaged.message, { runId: damaged.id, fix: "restore the store (or that row) from a backup" });
+    if (damaged?.damaged) throw damageRefusal(damaged.damaged, { runId: damaged.id });
     out.push(...page.runs);
     if (page.nextCursor === null) return out;
     cursor = page.nextCursor;

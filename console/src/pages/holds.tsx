@@ -2,13 +2,15 @@
  * Holds: every open hold (`GET /holds`), live, and one at `/holds/:holdId`: what happened (kind,
  * reason, details, step) and its ways out. The choices are the ones the run's `why` lists for a
  * hold of that kind (src/engine/holds.ts HOLD_CHOICES, and fork where why offers it), never a
- * list of the console's own: a choice the engine does not offer is not shown.
+ * list of the console's own: a choice the engine does not offer is not shown. A hold whose sealed
+ * reason the server could not read is listed with its mark and no choices (a release is refused).
  */
-import type { StreamedEvent } from "../../../src/client/index.js";
-import { rawGet } from "../api.js";
+import type { Hold as HoldView, StreamedEvent } from "../../../src/client/index.js";
+import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
-import { HoldChoices, type HoldView } from "../parts/hold-choices.js";
+import { DamagedNote } from "../parts/damaged.js";
+import { HoldChoices } from "../parts/hold-choices.js";
 import { useLoad } from "../parts/load.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
 import { Json } from "../parts/text.js";
@@ -19,7 +21,7 @@ const SHOWN = 50;
 
 const changes = (e: StreamedEvent) => e.type.startsWith("hold.") || e.type.startsWith("run.");
 
-const openHolds = () => rawGet<{ holds: HoldView[] }>("/holds");
+const openHolds = () => api.holds.list();
 
 export function HoldsPage(props: { query: URLSearchParams; holdId?: string | undefined }) {
   if (props.holdId !== undefined) return <OneHold holdId={props.holdId} />;
@@ -56,7 +58,7 @@ function AllHolds() {
 function OneHold(props: { holdId: string }) {
   const tick = useLiveTick(changes);
   // A released hold is still found (open=false), to say what became of it.
-  const all = useLoad(() => rawGet<{ holds: HoldView[] }>("/holds", { open: "false" }), [tick]);
+  const all = useLoad(() => api.holds.list({ open: false }), [tick]);
   const crumbs = (
     <p class="muted">
       <Link href="/holds">Holds</Link> /
@@ -109,13 +111,19 @@ function Hold(props: { hold: HoldView; onDone: () => void; link?: boolean }) {
           </>
         ) : null}
       </p>
-      <p class="hold-reason">{h.reason}</p>
-      <details>
-        <summary>Details</summary>
-        <Json value={h.details} />
-      </details>
+      {h.damaged ? (
+        <DamagedNote damaged={h.damaged} what="hold" />
+      ) : (
+        <>
+          <p class="hold-reason">{h.reason}</p>
+          <details>
+            <summary>Details</summary>
+            <Json value={h.details} />
+          </details>
+        </>
+      )}
       {h.status === "open" ? (
-        <HoldChoices hold={h} onDone={props.onDone} />
+        h.damaged ? null : <HoldChoices hold={h} onDone={props.onDone} />
       ) : (
         <p>
           Released with <code>{h.choice ?? "?"}</code>

@@ -6,10 +6,11 @@
  * is said, with who made it, after its card has gone.
  */
 import { useState } from "preact/hooks";
-import type { OpenWait, StreamedEvent } from "../../../src/client/index.js";
+import type { OpenWait, RunDamage, StreamedEvent } from "../../../src/client/index.js";
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
 import { approvalContext, INBOX_LIMIT, openApprovals, RECENT, toolRequest } from "../parts/inbox-api.js";
+import { DamagedNote } from "../parts/damaged.js";
 import { Decide, MayNotDecide } from "../parts/inbox-decide.js";
 import { DecidedNotes, decisionOfWait, DecisionWords, type Decision } from "../parts/inbox-decided.js";
 import { useLoad } from "../parts/load.js";
@@ -52,9 +53,7 @@ function AllApprovals() {
       ) : (
         <ul class="inbox">
           {waits.map((w) => (
-            <li key={`${w.runId}/${w.name}`}>
-              <Approval wait={w} onDone={done} link />
-            </li>
+            <li key={`${w.runId}/${w.name}`}>{w.damaged ? <DamagedApproval wait={w} damaged={w.damaged} /> : <Approval wait={w} onDone={done} link />}</li>
           ))}
         </ul>
       )}
@@ -128,6 +127,26 @@ function Resolved(props: { runId: string; runStatus: string; wait: Record<string
       <h2>As recorded</h2>
       <Json value={w.result} />
     </div>
+  );
+}
+
+/** An open approval whose request the server could not read: which run waits, and since when; no decision can be made on it. */
+function DamagedApproval(props: { wait: OpenWait; damaged: RunDamage }) {
+  const w = props.wait;
+  return (
+    <article class="card approval" data-approval={`${w.runId}/${w.name}`} aria-label={`approval ${w.name} of run ${w.runId}, damaged`}>
+      <h2>
+        Approval <code>{w.name}</code>
+      </h2>
+      <p class="muted">
+        run{" "}
+        <Link href={path("runs", w.runId)}>
+          <code>{w.runId}</code>
+        </Link>{" "}
+        ({w.definition}) · waiting since <Time at={w.createdAt} />
+      </p>
+      <DamagedNote damaged={props.damaged} what="approval" />
+    </article>
   );
 }
 

@@ -1,12 +1,14 @@
 /**
  * The runs list: one page of `GET /runs` at a time, filtered and sorted as the URL's query says
  * (so a view is a link), moved on by the page's `nextCursor`, re-read when a live event arrives.
- * A run whose sealed values the server could not read is listed with its mark (`damaged`).
+ * A run whose sealed values the server could not read (its row's, or an open wait's or hold's of
+ * it) is listed with its mark (`damaged`).
  */
 import type { RunFilter, RunStatus } from "../../../src/client/index.js";
 import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
 import { Link, navigate, path, withQuery } from "../router.js";
+import { DamagedMark } from "../parts/damaged.js";
 import { useLoad } from "../parts/load.js";
 import { needPerson, tally } from "../parts/runs-api.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
@@ -189,9 +191,7 @@ export function RunsPage(props: { query: URLSearchParams }) {
                       {r.damaged ? (
                         <>
                           {" "}
-                          <span class="status status-failed" title={r.damaged.message}>
-                            damaged: {r.damaged.code}
-                          </span>
+                          <DamagedMark damaged={r.damaged} />
                         </>
                       ) : null}
                     </td>

@@ -1,8 +1,12 @@
-/** The sessions, most recently active first: each one's agent, turns, queue and how its last turn ended. */
+/**
+ * The sessions, most recently active first: each one's agent, turns, queue and how its last turn
+ * ended. A session whose last turn the server could not read is listed with its mark (`damaged`).
+ */
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
+import { DamagedMark } from "../parts/damaged.js";
 import { useLoad } from "../parts/load.js";
 import { ms, type SessionRow } from "../parts/session-types.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
@@ -42,6 +46,12 @@ export function SessionsPage() {
                 <tr key={s.id} data-session={s.id}>
                   <td>
                     <Link href={path("sessions", s.id)}>{s.id}</Link>
+                    {s.damaged ? (
+                      <>
+                        {" "}
+                        <DamagedMark damaged={s.damaged} />
+                      </>
+                    ) : null}
                   </td>
                   <td class="wide">
                     <code>{s.definition}</code>

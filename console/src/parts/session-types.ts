@@ -3,6 +3,8 @@
  * TurnView and TurnTranscript; declared here, as the client declares its shapes). A field may be
  * missing from an older server: every reader checks before it trusts.
  */
+import type { RunDamage } from "../../../src/client/index.js";
+
 export interface SessionRow {
   id: string;
   definition: string;
@@ -13,6 +15,8 @@ export interface SessionRow {
   last: { runId: string; turn: number; outcome: string; error: string | null } | null;
   createdAt: string;
   updatedAt: string;
+  /** Its last turn's sealed error could not be read (`last.error` is then null); opening the session is refused. */
+  damaged?: RunDamage;
 }
 
 export interface TurnRow {

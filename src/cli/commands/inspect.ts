@@ -7,7 +7,8 @@ import { LiveText } from "../live-text.js";
 import { registerPs } from "./ps.js";
 import { act, example, print, printJson, withStead } from "../context.js";
 import { EXIT, type ExitCode } from "../exit-codes.js";
-import { age, eventLine, holdLabel, json, stepDuration, stepsDone, table, truncate, waitLabel } from "../format.js";
+import { age, eventLine, holdLabel, json, printable, stepDuration, stepsDone, table, truncate, waitLabel } from "../format.js";
+import { writeErr } from "../report-error.js";
 import { wayOutLines, whyJson } from "../ways-out.js";
 
 /** Exit code of `logs -f` once the run has ended. */
@@ -147,9 +148,10 @@ export function registerInspect(program: Command): void {
           print(
             table(
               ["RUN", "HOLD", "KIND", "STEP", "REASON", ...(o.all ? ["STATUS"] : []), "AGE"],
-              list.map((h) => [h.runId, String(h.id), h.kind, h.stepId ?? "-", truncate(h.reason, 80), ...(o.all ? [h.choice ? `released (${h.choice})` : h.status] : []), age(h.createdAt)]),
+              list.map((h) => [h.runId, String(h.id), h.kind, h.stepId ?? "-", h.damaged ? `damaged: ${h.damaged.code}` : truncate(h.reason, 80), ...(o.all ? [h.choice ? `released (${h.choice})` : h.status] : []), age(h.createdAt)]),
             ),
           );
+          for (const h of list) if (h.damaged) writeErr(`hold ${h.id} of run ${h.runId} is damaged: ${printable(h.damaged.message)}`);
           print(`release one with: stead release <run> <hold> --choice <choice>  (see \`stead why <run>\`)`);
         });
       }),

@@ -6,7 +6,7 @@ import { SteadError } from "../../errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../store/types.js";
 import { statusColour } from "../colour.js";
 import { act, example, parsePositiveInt, print, printJson, shellQuote, storeOption, withStead } from "../context.js";
-import { age, table, waitLabel } from "../format.js";
+import { age, printable, table, waitLabel } from "../format.js";
 import { writeErr } from "../report-error.js";
 
 function parseStatuses(text: string): RunStatus[] {
@@ -112,13 +112,14 @@ export function registerPs(program: Command): void {
               id: run.id,
               definition: run.definition,
               status: run.status,
-              waitingFor: (a?.openWaits ?? []).map((w) => ({ kind: w.kind, name: w.name, wakeAt: w.wakeAt })),
+              waitingFor: (a?.openWaits ?? []).map((w) => ({ kind: w.kind, name: w.name, wakeAt: w.wakeAt, ...(w.damaged ? { damaged: w.damaged } : {}) })),
               holds: (a?.openHolds ?? []).map((h) => ({
                 id: h.id,
                 kind: h.kind,
                 stepId: h.stepId,
                 reason: h.reason,
-                ...(h.kind === "storage" ? { since: typeof h.details.since === "number" ? h.details.since : h.createdAt, ...storageSpace(h.details) } : {}),
+                ...(h.kind === "storage" && !h.damaged ? { since: typeof h.details.since === "number" ? h.details.since : h.createdAt, ...storageSpace(h.details) } : {}),
+                ...(h.damaged ? { damaged: h.damaged } : {}),
               })),
               lastStep: a?.lastStep ?? null,
               parentId: run.parentId,
@@ -126,7 +127,8 @@ export function registerPs(program: Command): void {
               createdAt: run.createdAt,
               // A run's row changes with its state, not at every step: its last activity is its latest event.
               updatedAt: Math.max(run.updatedAt, a?.lastEventAt ?? 0),
-              ...(run.damaged ? { damaged: run.damaged } : {}),
+              // The run's own row, else an open wait or hold of it: either way reading the run refuses.
+              ...(run.damaged ? { damaged: run.damaged } : a?.damaged ? { damaged: a.damaged } : {}),
             };
           });
           const store = storeOption(cmd);
@@ -154,7 +156,7 @@ export function registerPs(program: Command): void {
               ]),
             ),
           );
-          for (const r of rows) if (r.damaged) writeErr(`run ${r.id} is damaged: ${r.damaged.message}`);
+          for (const r of rows) if (r.damaged) writeErr(`run ${r.id} is damaged: ${printable(r.damaged.message)}`);
           if (next) print(`${rows.length} runs shown (${o.order === "asc" ? "oldest" : "newest"} ${o.sort} first); next page: ${next}`);
         });
       }),

@@ -4,7 +4,8 @@ import { SteadError } from "../../errors.js";
 import { statusColour } from "../colour.js";
 import { act, defaultBy, example, keyOf, parsePositiveInt, print, printJson, withStead } from "../context.js";
 import { EXIT } from "../exit-codes.js";
-import { age, table } from "../format.js";
+import { age, printable, table } from "../format.js";
+import { writeErr } from "../report-error.js";
 import { loadFile, pickWorkflow } from "../load.js";
 import { transcriptLines } from "../transcript.js";
 
@@ -72,11 +73,12 @@ export function registerSessions(program: Command): void {
                 String(s.turns),
                 String(Math.max(0, s.open - (s.current ? 1 : 0))),
                 s.current ? `#${s.current.turn} ${s.current.status} (${s.current.runId})` : "-",
-                s.last ? `#${s.last.turn} ${s.last.outcome}${s.last.error && s.last.outcome !== "completed" ? `: ${s.last.error.slice(0, 60)}` : ""}` : "-",
+                s.last ? `#${s.last.turn} ${s.last.outcome}${s.damaged ? `: damaged: ${s.damaged.code}` : s.last.error && s.last.outcome !== "completed" ? `: ${s.last.error.slice(0, 60)}` : ""}` : "-",
                 age(Date.parse(s.updatedAt)),
               ]),
             ),
           );
+          for (const s of list) if (s.damaged) writeErr(`session ${s.id} is damaged: ${printable(s.damaged.message)}`);
         });
       }),
     );

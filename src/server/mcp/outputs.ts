@@ -19,6 +19,12 @@ export const errorRecord = z.looseObject({
   stepId: z.string().optional(),
 });
 
+/** A listed row whose sealed values failed to open (changed behind the store's back): the rest is as stored, its sealed values unread. */
+const damaged = z
+  .looseObject({ code: z.literal("STEAD_DATA_TAMPERED"), message: z.string().describe("names the row") })
+  .optional()
+  .describe("set in a listing when this row's sealed values failed to open; reading it alone is refused with the code");
+
 export const runInfo = z.looseObject({
   id,
   definition: z.string(),
@@ -35,6 +41,7 @@ export const runInfo = z.looseObject({
   pauseRequested: z.boolean(),
   createdAt: ms,
   updatedAt: ms,
+  damaged,
 });
 
 export const stepView = z.looseObject({
@@ -59,6 +66,7 @@ export const waitView = z.looseObject({
   createdAt: ms,
   resolvedAt: ms.nullable(),
   resolvedBy: z.string().nullable(),
+  damaged,
 });
 
 export const holdView = z.looseObject({
@@ -73,6 +81,7 @@ export const holdView = z.looseObject({
   createdAt: ms,
   releasedAt: ms.nullable(),
   releasedBy: z.string().nullable(),
+  damaged,
 });
 
 export const eventView = z.looseObject({ seq: z.number().int(), runId: id, type: z.string(), at: ms, data: z.record(z.string(), z.unknown()) });
@@ -103,6 +112,7 @@ export const sessionView = z.looseObject({
   last: z.looseObject({ runId: id, turn: z.number().int(), outcome: z.string(), error: z.string().nullable() }).nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  damaged,
 });
 
 export const turnTranscript = z.looseObject({

@@ -1,6 +1,7 @@
 /**
  * The run listing: one page of runs, computed in the store, and the cursor of the next. Each run
- * carries its `lastStep` and `lastEventAt` (a few rows per run of the page, never a journal).
+ * carries its `lastStep` and `lastEventAt` (a few rows per run of the page, never a journal), and
+ * `damaged` when its row, or an open wait or hold of it, failed to open.
  */
 import { asQueryRefusal, runListing } from "../listing-query.js";
 import { route } from "../route-table.js";
@@ -17,7 +18,15 @@ export const RUN_LISTING = [
       try {
         const page = await stead.list(query);
         const activity = new Map((await stead.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
-        return { ...page, runs: page.runs.map((r) => ({ ...r, lastStep: activity.get(r.id)?.lastStep ?? null, lastEventAt: activity.get(r.id)?.lastEventAt ?? null })) };
+        return {
+          ...page,
+          runs: page.runs.map((r) => {
+            const a = activity.get(r.id);
+            // The run's own row, else an open wait or hold of it: either way GET /runs/:id refuses.
+            const damaged = r.damaged ?? a?.damaged;
+            return { ...r, lastStep: a?.lastStep ?? null, lastEventAt: a?.lastEventAt ?? null, ...(damaged ? { damaged } : {}) };
+          }),
+        };
       } catch (e) {
         throw asQueryRefusal(e);
       }

@@ -42,7 +42,7 @@ import { isKeyedRoot, keyedRoot, keyedRootAddress } from "./keyed-roots.js";
 import { plainDigest } from "../args-digest.js";
 import { layeredStore } from "../layered-store.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
-import { openListedRun } from "./listed-runs.js";
+import { openListedHold, openListedRun, openListedSession, openListedWait } from "./listed-rows.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, plainEvent, SEALED_FIELD, type Opener } from "./sealed-values.js";
 
 export interface EncryptingStore extends Store, KeyAdoption {
@@ -264,7 +264,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async runActivity(runIds: readonly string[]) {
       const rows = await store.runActivity(runIds);
       const o = opener();
-      return rows.map((a) => ({ ...a, openWaits: a.openWaits.map((w) => openWait(o, w)), openHolds: a.openHolds.map((h) => openHold(o, h)) }));
+      return rows.map((a) => ({ ...a, openWaits: a.openWaits.map((w) => openListedWait(o, w)), openHolds: a.openHolds.map((h) => openListedHold(o, h)) }));
     },
     async completedStep(runId: string, stepId: string) {
       const r = await store.completedStep(runId, stepId);
@@ -288,7 +288,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async holds(filter?: Parameters<Store["holds"]>[0]) {
       const rows = await store.holds(filter);
       const o = opener();
-      return rows.map((h) => openHold(o, h));
+      return filter?.markDamaged ? rows.map((h) => openListedHold(o, h)) : rows.map((h) => openHold(o, h));
     },
     async events(filter?: Parameters<Store["events"]>[0]) {
       const rows = await store.events(filter);
@@ -303,11 +303,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async listSessions(filter?: Parameters<Store["listSessions"]>[0]) {
       const rows = await store.listSessions(filter);
       const o = opener();
-      return rows.map((x) => {
-        if (!x.last?.error) return x;
-        const error = o(x.last.error, at.run(x.last.runId, "error"));
-        return error === x.last.error ? x : { ...x, last: { ...x.last, error } };
-      });
+      return rows.map((x) => openListedSession(o, x));
     },
     async claim(request: Parameters<Store["claim"]>[0]) {
       const rows = await store.claim(request);

@@ -1,5 +1,5 @@
 /** Reads of runs, their journals, waits, holds, events and sessions. None of them writes. */
-import type { EventFilter, EventPage, EventRow, EventStreamFilter, HoldFilter, HoldRow, RunActivity, RunFilter, RunPage, RunQuery, RunRow, SessionFilter, SessionSummary, StepRow, WaitRow } from "../records.js";
+import type { EventFilter, EventPage, EventRow, EventStreamFilter, HoldFilter, ListedHold, RunActivity, RunFilter, RunPage, RunQuery, RunRow, SessionFilter, SessionSummary, StepRow, WaitRow } from "../records.js";
 
 export interface RunReads {
   getRun(id: string): Promise<RunRow | undefined>;
@@ -15,6 +15,7 @@ export interface RunReads {
   /**
    * For each of these runs that exists (at most MAX_PAGE_SIZE ids), its last journal entry's small
    * fields, its latest event's time, open waits and open holds: a few rows per run, never its journal.
+   * Read only by listings: a wait or hold whose sealed values fail to open is listed marked `damaged`.
    */
   runActivity(runIds: readonly string[]): Promise<RunActivity[]>;
   /** The run's latest completed journal entry of step `stepId`, looked for from the journal's end. */
@@ -23,7 +24,8 @@ export interface RunReads {
   waits(runId: string): Promise<WaitRow[]>;
   /** Open waits with a wake time (kinds `timer` and `quota`) whose wake time is at or before `now`, earliest first. */
   dueTimers(now: number, limit: number): Promise<WaitRow[]>;
-  holds(filter?: HoldFilter): Promise<HoldRow[]>;
+  /** Holds the filter takes; with `markDamaged`, one whose sealed values fail to open is listed marked instead of failing the read. */
+  holds(filter?: HoldFilter): Promise<ListedHold[]>;
   /** Events by number (see EventFilter's hazard: a follower reads `eventsAfter`). */
   events(filter?: EventFilter): Promise<EventRow[]>;
   /**
@@ -34,6 +36,6 @@ export interface RunReads {
    * A position this store cannot have given is refused with STEAD_BAD_POSITION.
    */
   eventsAfter(position: string | null, filter?: EventStreamFilter): Promise<EventPage>;
-  /** Sessions (runs grouped by `sessionId`), most recently updated first. */
+  /** Sessions (runs grouped by `sessionId`), most recently updated first; one whose last turn's error fails to open is listed marked `damaged`. */
   listSessions(filter?: SessionFilter): Promise<SessionSummary[]>;
 }
