@@ -4,12 +4,18 @@
  * than the screen. Measured in real Chromium against a real `stead serve --worker` on 127.0.0.1
  * (SQLite: the layout does not depend on the store): the line boxes of each id's element
  * (`getClientRects()`: one per line it takes) on the runs list, a run's journal and the inbox.
+ *
+ * Review 2 (item 11): the holds page still broke a run id at its hyphen ("hold-phone-" on one
+ * line, "width-run" on the next). There the lines are counted over the id's text itself (a
+ * Range's rects), so no styling of its element can hide a break.
  */
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStead, workflow } from "../../src/index.js";
 import { requireBuild, ROOT, until } from "../cli-helpers.js";
 import { launchBrowser, openConsole, operatorCall, serveConsole, type ConsolePage, type ConsoleServer } from "../helpers/console.js";
+import { FAST_WORKER, tempDir } from "../helpers/temp-store.js";
 
 const RUNS = join(ROOT, "test", "fixtures", "console", "runs.ts");
 const INBOX = join(ROOT, "test", "fixtures", "console", "inbox.ts");
@@ -94,6 +100,83 @@ describe("run and step ids at a phone's width", () => {
       expect(run).toEqual([expect.objectContaining({ text: agentRun, lines: 1 })]);
       expect(await pageWidth(c)).toBeLessThanOrEqual(PHONE);
       await c.shot("phone-inbox");
+      expect(c.errors).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+/** Each element of `selector`: its text, and how many lines its text takes (a Range's rects over the text, whatever the element's display). */
+const textLines = (c: ConsolePage, selector: string): Promise<{ text: string; lines: number }[]> =>
+  c.page.evaluate<{ text: string; lines: number }[]>(
+    `[...document.querySelectorAll(${JSON.stringify(selector)})].map((e) => { const r = document.createRange(); r.selectNodeContents(e); return { text: e.textContent ?? "", lines: new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size }; })`,
+  );
+
+const phoneGated = (version: string) =>
+  workflow("phone-gated", { version }, async (ctx, n: number) => {
+    await ctx.step("first", () => n);
+    await ctx.approval("go", { n });
+    return ctx.step("last", () => n);
+  });
+
+describe("hyphenated run ids on the holds page and the inbox at a phone's width", () => {
+  const HELD = "hold-phone-width-run";
+  const WAITING = "wait-phone-width-run";
+  let holdServer: ConsoleServer | undefined;
+  const dir = tempDir("stead-phone-holds-");
+
+  beforeAll(async () => {
+    // A run held definition_changed (approved, then claimed by a worker serving another version) and one waiting at its approval.
+    const stead = createStead({ store: join(dir.dir, ".stead", "stead.db") });
+    try {
+      const w1 = stead.worker({ definitions: [phoneGated("1")], ...FAST_WORKER });
+      w1.start();
+      try {
+        for (const [i, id] of [HELD, WAITING].entries()) await stead.start(phoneGated("1"), i, { id });
+        for (const id of [HELD, WAITING]) await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
+      } finally {
+        await w1.stop({ graceMs: 500 });
+      }
+      await stead.approve(HELD, "go");
+      const w2 = stead.worker({ definitions: [phoneGated("2")], ...FAST_WORKER });
+      w2.start();
+      try {
+        await stead.waitFor(HELD, { until: (r) => r.status === "held", timeoutMs: 30_000 });
+      } finally {
+        await w2.stop({ graceMs: 500 });
+      }
+    } finally {
+      await stead.close();
+    }
+    holdServer = await serveConsole({ dir: dir.dir });
+  }, 120_000);
+
+  afterAll(async () => {
+    await holdServer?.stop();
+    dir.remove();
+  });
+
+  it("the holds page shows the held run's id on one line, and is no wider than the screen", async () => {
+    const c = await openConsole(browser, holdServer as ConsoleServer, { path: "/holds", width: PHONE });
+    try {
+      await c.page.locator("article[data-hold]").waitFor();
+      const shown = await textLines(c, "article[data-hold] h2 a code");
+      expect(shown).toEqual([{ text: HELD, lines: 1 }]);
+      expect(await pageWidth(c)).toBeLessThanOrEqual(PHONE);
+      await c.shot("phone-holds");
+      expect(c.errors).toEqual([]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("the inbox shows the waiting run's hyphenated id on one line", async () => {
+    const c = await openConsole(browser, holdServer as ConsoleServer, { path: "/inbox", width: PHONE });
+    try {
+      await c.page.locator(`[data-approval="${WAITING}/go"]`).waitFor();
+      expect(await textLines(c, `[data-approval="${WAITING}/go"] p.muted a code`)).toEqual([{ text: WAITING, lines: 1 }]);
+      expect(await pageWidth(c)).toBeLessThanOrEqual(PHONE);
       expect(c.errors).toEqual([]);
     } finally {
       await c.close();

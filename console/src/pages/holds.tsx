@@ -89,7 +89,7 @@ function Hold(props: { hold: HoldView; onDone: () => void; link?: boolean }) {
     <article class="card hold" data-hold={h.id} aria-label={`hold ${h.id}: ${h.kind} of run ${h.runId}`}>
       <h2>
         <code>{h.kind}</code> on run{" "}
-        <Link href={path("runs", h.runId)}>
+        <Link href={path("runs", h.runId)} class="id">
           <code>{h.runId}</code>
         </Link>
       </h2>
