@@ -9,6 +9,7 @@ import type { Hold as HoldView, StreamedEvent } from "../../../src/client/index.
 import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
+import { counted } from "../parts/count.js";
 import { DamagedNote } from "../parts/damaged.js";
 import { HoldChoices } from "../parts/hold-choices.js";
 import { useLoad } from "../parts/load.js";
@@ -50,7 +51,7 @@ function AllHolds() {
           ))}
         </ul>
       )}
-      {holds && holds.length > SHOWN ? <p class="muted">{(holds.length - SHOWN).toLocaleString()} more holds are not shown: release these first.</p> : null}
+      {holds && holds.length > SHOWN ? <p class="muted">{counted(holds.length - SHOWN, "more hold")} not shown: release these first.</p> : null}
     </section>
   );
 }

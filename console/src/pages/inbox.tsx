@@ -10,6 +10,7 @@ import type { OpenWait, RunDamage, StreamedEvent } from "../../../src/client/ind
 import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
 import { approvalContext, INBOX_LIMIT, openApprovals, RECENT, toolRequest } from "../parts/inbox-api.js";
+import { counted } from "../parts/count.js";
 import { DamagedNote } from "../parts/damaged.js";
 import { Decide, MayNotDecide } from "../parts/inbox-decide.js";
 import { DecidedNotes, decisionOfWait, DecisionWords, type Decision } from "../parts/inbox-decided.js";
@@ -192,7 +193,7 @@ function Approval(props: { wait: OpenWait; onDone: (d: Decision) => void; link?:
       <h3>{tool ? "Arguments" : "Request"}</h3>
       <Json value={tool ? tool.input : w.request} />
       <details class="recent">
-        <summary>What the run did before{context.value ? ` (last ${Math.min(RECENT, context.value.recent.length)} of ${context.value.total} steps)` : ""}</summary>
+        <summary>What the run did before{context.value ? ` (last ${Math.min(RECENT, context.value.recent.length)} of ${counted(context.value.total, "step")})` : ""}</summary>
         {context.error ? <ErrorBox error={context.error} retry={context.reload} /> : null}
         {context.value === undefined ? (
           context.error ? null : <Loading what="the run's last steps" />

@@ -7,6 +7,7 @@
 import { api } from "../api.js";
 import { useLiveTick } from "../live.js";
 import { Link, path, withQuery } from "../router.js";
+import { counted } from "../parts/count.js";
 import { useLoad } from "../parts/load.js";
 import { Conversation, hasConversation } from "../parts/run-conversation.js";
 import { Journal, JOURNAL_PAGE, JournalPager, lastOffset } from "../parts/run-journal.js";
@@ -63,7 +64,7 @@ export function RunPage(props: { runId: string; step?: string | undefined; query
           <Time at={run.updatedAt} />
         </dd>
         <dt>Journal</dt>
-        <dd>{head.value.journalLength.toLocaleString()} steps</dd>
+        <dd>{counted(head.value.journalLength, "step")}</dd>
         {ws.value !== undefined ? (
           <>
             <dt>Workspace</dt>

@@ -3,6 +3,7 @@
  * field, nested objects as fieldsets, arrays of simple values as lists, anything else as a JSON
  * textarea; each field's error (the page's check, or the server's refusal naming it) next to it.
  */
+import { counted } from "./count.js";
 import { emptyItem, escape, kindOf, properties, required, type Draft, type Errors, type Schema } from "./inbox-schema.js";
 
 interface FieldProps {
@@ -35,8 +36,8 @@ function Hint(props: { schema: Schema }) {
   const bits: string[] = [];
   if (typeof s.minimum === "number") bits.push(`≥ ${s.minimum}`);
   if (typeof s.maximum === "number") bits.push(`≤ ${s.maximum}`);
-  if (typeof s.minLength === "number") bits.push(`at least ${s.minLength} characters`);
-  if (typeof s.maxLength === "number") bits.push(`at most ${s.maxLength} characters`);
+  if (typeof s.minLength === "number") bits.push(`at least ${counted(s.minLength, "character")}`);
+  if (typeof s.maxLength === "number") bits.push(`at most ${counted(s.maxLength, "character")}`);
   if (typeof s.pattern === "string") bits.push(`matching ${s.pattern}`);
   const text = [typeof s.description === "string" ? s.description : "", bits.join(", ")].filter((x) => x !== "").join(" · ");
   return text ? <span class="field-hint">{text}</span> : null;
