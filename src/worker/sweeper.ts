@@ -7,7 +7,8 @@ import { ownerIsDead } from "./owner.js";
  * its wait resolves with `{ wakeAt, firedAt }`, its step completes, a waiting run becomes pending.
  */
 export async function wakeDueTimers(store: Store, now: number, limit = 500): Promise<number> {
-  const due = await store.dueTimers(now, limit);
+  // A damaged one (its sealed values changed) stays asleep: its wake time is clear, unauthenticated text.
+  const due = (await store.dueTimers(now, limit)).filter((w) => !w.damaged);
   if (due.length === 0) return 0;
   const units = due.map((w) =>
     resolveWaitUnit(w.runId, w.name, JSON.stringify({ wakeAt: w.wakeAt, firedAt: now }), w.kind, {

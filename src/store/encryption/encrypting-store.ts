@@ -283,7 +283,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async dueTimers(now: number, limit: number) {
       const rows = await store.dueTimers(now, limit);
       const o = opener();
-      return rows.map((w) => openWait(o, w));
+      return rows.map((w) => openListedWait(o, w));
     },
     async holds(filter?: Parameters<Store["holds"]>[0]) {
       const rows = await store.holds(filter);

@@ -1,5 +1,5 @@
 /** Reads of runs, their journals, waits, holds, events and sessions. None of them writes. */
-import type { EventFilter, EventPage, EventRow, EventStreamFilter, HoldFilter, ListedHold, RunActivity, RunFilter, RunPage, RunQuery, RunRow, SessionFilter, SessionSummary, StepRow, WaitRow } from "../records.js";
+import type { EventFilter, EventPage, EventRow, EventStreamFilter, HoldFilter, ListedHold, ListedWait, RunActivity, RunFilter, RunPage, RunQuery, RunRow, SessionFilter, SessionSummary, StepRow, WaitRow } from "../records.js";
 
 export interface RunReads {
   getRun(id: string): Promise<RunRow | undefined>;
@@ -22,8 +22,12 @@ export interface RunReads {
   completedStep(runId: string, stepId: string): Promise<StepRow | undefined>;
   journal(runId: string): Promise<StepRow[]>;
   waits(runId: string): Promise<WaitRow[]>;
-  /** Open waits with a wake time (kinds `timer` and `quota`) whose wake time is at or before `now`, earliest first. */
-  dueTimers(now: number, limit: number): Promise<WaitRow[]>;
+  /**
+   * Open waits with a wake time (kinds `timer` and `quota`) whose wake time is at or before `now`,
+   * earliest first; one whose sealed values fail to open is marked `damaged`, not a failed read
+   * (one changed row would keep every timer of the store asleep).
+   */
+  dueTimers(now: number, limit: number): Promise<ListedWait[]>;
   /** Holds the filter takes; with `markDamaged`, one whose sealed values fail to open is listed marked instead of failing the read. */
   holds(filter?: HoldFilter): Promise<ListedHold[]>;
   /** Events by number (see EventFilter's hazard: a follower reads `eventsAfter`). */
