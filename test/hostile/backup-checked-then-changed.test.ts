@@ -1,0 +1,65 @@
+/**
+ * Review 2 (item 10): a backup is checked (integrity, digests, signature) when it is opened, and
+ * read again, for the restore, later. The second read is exported and signed afresh with this
+ * process's key, and the restore never compares it with what the first read checked. Whatever
+ * the backup file holds at restore time is restored, reported as "signature checked".
+ */
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStead, localKey, workflow } from "../../src/index.js";
+import { openBackup } from "../../src/stead/transfer.js";
+import { tempDir } from "../cli-helpers.js";
+import { FAST_WORKER } from "../helpers/temp-store.js";
+import { plantTokenInBackup } from "./tampering.js";
+
+const flow = workflow("toctou", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `sealed output ${n}`));
+
+describe("a signed backup changed after it was checked", () => {
+  let dir = "";
+  const key = randomBytes(32).toString("base64");
+  const encryption = () => ({ key: localKey(Buffer.from(key, "base64"), "the test's key"), keyDir: join(dir, "no-keys") });
+  let backup = "";
+
+  beforeAll(async () => {
+    dir = tempDir("stead-toctou-");
+    const stead = createStead({ store: join(dir, "source.db"), encryption: encryption() });
+    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
+    w.start();
+    try {
+      await stead.start(flow, 1, { id: "s1" });
+      await stead.waitFor("s1", { timeoutMs: 20_000 });
+      await stead.tokens.create({ name: "ops", role: "operator" });
+      backup = (await stead.backup(join(dir, "backup.db"))).file;
+    } finally {
+      await w.stop({ graceMs: 500 });
+      await stead.close();
+    }
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("restores only what was checked (here: a token planted between the check and the load is restored as signed)", async () => {
+    const checked = await openBackup(backup, encryption());
+    expect(checked.signed).toBe(true);
+    // The attacker edits the file after the check (the CLI opens the target store in between).
+    const secret = await plantTokenInBackup(backup);
+    const target = createStead({ store: join(dir, "restored.db"), encryption: encryption() });
+    try {
+      let outcome: string;
+      try {
+        const r = await target.restoreBackup(checked, { withTokens: true });
+        outcome = `restored, signed=${String(r.signed)}, tokens=${r.tables.tokens.rows}`;
+      } catch (e) {
+        outcome = `refused: ${(e as { code?: string }).code ?? String(e)}`;
+      }
+      const planted = await target.tokens.verify(secret);
+      // Expected: refused (the rows differ from the checked ones), and the planted token unknown.
+      expect({ outcome, plantedAccepted: planted.ok }).toEqual({ outcome: expect.stringMatching(/^refused: STEAD_BAD_BACKUP/) as unknown, plantedAccepted: false });
+    } finally {
+      await checked.close();
+      await target.close();
+    }
+  }, 60_000);
+});
