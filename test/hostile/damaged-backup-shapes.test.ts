@@ -1,0 +1,72 @@
+/**
+ * Review 2 (item 9): damage the first fix did not try. A backup is a file users copy around; any
+ * damage to it should be STEAD_BAD_BACKUP (exit 2) with a fix that speaks of backups, never
+ * `internal error` (exit 70), and never a fix meant for a live store ("start a run first",
+ * "correct that row in the store by hand, then export again").
+ */
+import { copyFileSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStead, workflow } from "../../src/index.js";
+import { cli, requireBuild, tempDir } from "../cli-helpers.js";
+import { FAST_WORKER } from "../helpers/temp-store.js";
+
+const flow = workflow("damaged-shapes", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `output ${n}`));
+
+describe("a backup damaged in other ways", () => {
+  let dir = "";
+  let backup = "";
+
+  beforeAll(async () => {
+    requireBuild();
+    dir = tempDir("stead-damaged-shapes-");
+    const store = join(dir, "stead.db");
+    const stead = createStead({ store });
+    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
+    w.start();
+    try {
+      for (let n = 0; n < 3; n++) await stead.start(flow, n, { id: `r${n}` });
+      for (let n = 0; n < 3; n++) await stead.waitFor(`r${n}`, { timeoutMs: 20_000 });
+    } finally {
+      await w.stop({ graceMs: 500 });
+      await stead.close();
+    }
+    backup = join(dir, "backup.db");
+    const r = await cli(["backup", "--to", backup, "--store", store], dir);
+    expect(r.code, r.stderr).toBe(0);
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function edited(name: string, sql: string): string {
+    const file = join(dir, `${name}.db`);
+    copyFileSync(backup, file);
+    const db = new Database(file);
+    try {
+      db.exec(sql);
+    } finally {
+      db.close();
+    }
+    return file;
+  }
+
+  const cases: [string, () => string][] = [
+    ["an empty file (a copy that failed)", () => (writeFileSync(join(dir, "empty.db"), ""), join(dir, "empty.db"))],
+    ["a table dropped", () => edited("drop-table", "DROP TABLE events")],
+    ["a column dropped", () => edited("drop-column", "ALTER TABLE tokens DROP COLUMN last_used_at")],
+    ["a value of the wrong type", () => edited("wrong-type", "UPDATE runs SET created_at = 'abc'")],
+    ["its record's time not a number", () => edited("record-time", "UPDATE stead_meta SET value = json_set(value, '$.takenAt', 'yesterday') WHERE key = 'backup'")],
+  ];
+
+  for (const [what, make] of cases) {
+    it(`${what}: STEAD_BAD_BACKUP, exit 2, nothing created`, async () => {
+      const file = make();
+      const target = join(dir, "never", "stead.db");
+      const r = await cli(["backup", "--restore", file, "--store", target], dir);
+      const seen = { code: r.code, error: /STEAD_[A-Z_]+|internal error/.exec(r.stderr)?.[0] ?? r.stderr.slice(0, 200) };
+      expect(seen, r.stderr).toEqual({ code: 2, error: "STEAD_BAD_BACKUP" });
+      expect(existsSync(join(dir, "never"))).toBe(false);
+    }, 60_000);
+  }
+});
