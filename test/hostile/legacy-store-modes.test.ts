@@ -1,0 +1,61 @@
+/**
+ * Review 2 (item 13): new stores are 0600, but a store created before the fix is 0644 (every
+ * run readable by any user of the machine) and stays so: Stead opens it, writes to it, and its
+ * -wal and -shm are created 0644 after it (SQLite copies the store file's mode), without a word.
+ * A key file as readable is refused (STEAD_KEY_EXPOSED). Expected: the store's files made 0600,
+ * or at least a warning naming the mode and the chmod, as for a key file.
+ */
+import { chmodSync, copyFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStead, workflow } from "../../src/index.js";
+import { cli, requireBuild, spawnCli, tempDir, until } from "../cli-helpers.js";
+import { FAST_WORKER } from "../helpers/temp-store.js";
+
+const flow = workflow("legacy-modes", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `secret-ish output ${n}`));
+
+describe("a store created 0644 before stores were made 0600", () => {
+  let dir = "";
+  let store = "";
+
+  beforeAll(async () => {
+    requireBuild();
+    dir = tempDir("stead-legacy-modes-");
+    const made = join(dir, "made.db");
+    const stead = createStead({ store: made });
+    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
+    w.start();
+    try {
+      await stead.start(flow, 1, { id: "r1" });
+      await stead.waitFor("r1", { timeoutMs: 20_000 });
+    } finally {
+      await w.stop({ graceMs: 500 });
+      await stead.close();
+    }
+    // As an older Stead left it under umask 022.
+    store = join(dir, "stead.db");
+    copyFileSync(made, store);
+    chmodSync(store, 0o644);
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("is made private (or the user is told) when Stead opens it to write", async () => {
+    const held = spawnCli(["serve", "--store", store, "--listen", "127.0.0.1:0", "--no-login-url"], dir, { umask: "022" });
+    try {
+      await until("the server to listen", () => (/on http:\/\//.test(held.stdout()) ? true : undefined), 30_000);
+      const r = await cli(["cancel", "r1", "--store", store], dir, { umask: "022" });
+      const modes = Object.fromEntries(
+        readdirSync(dir)
+          .filter((f) => f.startsWith("stead.db"))
+          .map((f) => [f, (statSync(join(dir, f)).mode & 0o777).toString(8)]),
+      );
+      const told = /0644|chmod|readable/i.test(held.stderr() + held.stdout() + r.stderr);
+      const allPrivate = Object.values(modes).every((m) => m === "600");
+      expect({ modes, allPrivateOrTold: allPrivate || told }).toEqual({ modes, allPrivateOrTold: true });
+    } finally {
+      held.child.kill("SIGTERM");
+      await held.done;
+    }
+  }, 60_000);
+});
