@@ -10,19 +10,22 @@ import { dirname, resolve } from "node:path";
 import { storeLocation } from "../store/index.js";
 
 export interface NewStore {
+  /** Whether `discard` removes the store: an SQLite file not there before. */
+  readonly removable: boolean;
   /** Removes what the import created; nothing when the store was there before. */
   discard(): void;
 }
 
 export function newStore(location: string | undefined): NewStore {
   const where = storeLocation(location);
-  if (where.dialect !== "sqlite") return { discard: () => undefined };
+  if (where.dialect !== "sqlite") return { removable: false, discard: () => undefined };
   const path = resolve(where.path);
-  if (existsSync(path)) return { discard: () => undefined };
+  if (existsSync(path)) return { removable: false, discard: () => undefined };
   // The directories that are not there yet, deepest first: the ones the store's creation makes.
   const made: string[] = [];
   for (let dir = dirname(path); !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) made.push(dir);
   return {
+    removable: true,
     discard() {
       for (const suffix of ["", "-wal", "-shm", "-journal", "-reserve"]) rmSync(`${path}${suffix}`, { force: true });
       for (const dir of made) {

@@ -10,6 +10,8 @@ import { CheckedBackup } from "./backup.js";
 import { keyChainFor, type EncryptionOptions } from "./stead.js";
 
 export { VerifiedDump } from "../store/transfer/index.js";
+/** Removes this process's private temp copies (an import's spool, a restore's copy of its backup): for a skin ending itself on a signal. */
+export { removePrivateTempDirsSync } from "../store/transfer/index.js";
 export type { DumpInput, ExportSummary, ImportSummary, StoreDigest } from "../store/transfer/index.js";
 
 /**

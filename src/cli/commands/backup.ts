@@ -4,7 +4,7 @@ import { TRANSFER_TABLES } from "../../store/types.js";
 import type { StoreDigest } from "../../stead/transfer.js";
 import { act, example, print, printJson, storeOption, withStead } from "../context.js";
 import { newStore } from "../../stead/new-store.js";
-import { verifiedLines } from "./transfer.js";
+import { endOnInterrupt, verifiedLines } from "./transfer.js";
 
 const counts = (tables: StoreDigest) => TRANSFER_TABLES.map((t) => `${t} ${tables[t].rows}`).join(", ");
 
@@ -38,9 +38,16 @@ export function registerBackup(program: Command): void {
         }
         // The whole backup is checked before the target store is opened: a bad one creates nothing.
         // Loaded here: only a restore needs the backup reader (start-up of every command would pay for it).
-        const { openBackup } = await import("../../stead/transfer.js");
-        const checked = await openBackup(o.restore as string);
+        const { openBackup, removePrivateTempDirsSync } = await import("../../stead/transfer.js");
         const target = newStore(storeOption(cmd));
+        const uninterruptible = endOnInterrupt(target, removePrivateTempDirsSync, "restored");
+        let checked: Awaited<ReturnType<typeof openBackup>>;
+        try {
+          checked = await openBackup(o.restore as string);
+        } catch (e) {
+          uninterruptible();
+          throw e;
+        }
         try {
           await withStead(cmd, true, async (stead) => {
             const r = await stead.restoreBackup(checked, { withTokens: o.withTokens ?? false });
@@ -53,6 +60,7 @@ export function registerBackup(program: Command): void {
           target.discard();
           throw e;
         } finally {
+          uninterruptible();
           await checked.close();
         }
       }),

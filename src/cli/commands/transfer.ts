@@ -7,8 +7,10 @@ import type { Stead } from "../../stead/stead.js";
 import type { ExportSummary, StoreDigest } from "../../stead/transfer.js";
 import { TRANSFER_TABLES } from "../../store/types.js";
 import { act, example, print, printJson, storeOption, withStead } from "../context.js";
-import { newStore } from "../../stead/new-store.js";
+import { newStore, type NewStore } from "../../stead/new-store.js";
 import { writeErr } from "../report-error.js";
+import { onInterrupt } from "../follow.js";
+import { EXIT } from "../exit-codes.js";
 
 const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
 
@@ -62,9 +64,16 @@ export function registerTransfer(program: Command): void {
         }
         // The whole dump is checked (an encrypted one's signature with its key) before the target
         // store is opened: a bad dump, or one whose key is missing, creates nothing.
-        const { readDump } = await import("../../stead/transfer.js");
-        const dump = await readDump(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
+        const { readDump, removePrivateTempDirsSync } = await import("../../stead/transfer.js");
         const target = newStore(storeOption(cmd));
+        const uninterruptible = endOnInterrupt(target, removePrivateTempDirsSync, "imported");
+        let dump: Awaited<ReturnType<typeof readDump>>;
+        try {
+          dump = await readDump(stdin ? process.stdin : () => createReadStream(file), stdin ? "standard input" : file);
+        } catch (e) {
+          uninterruptible();
+          throw e;
+        }
         try {
           await withStead(cmd, true, async (stead) => {
             const r = await stead.importDump(dump, { withTokens: o.withTokens ?? false });
@@ -78,11 +87,27 @@ export function registerTransfer(program: Command): void {
           target.discard();
           throw e;
         } finally {
+          uninterruptible();
           await dump.dispose();
         }
       }),
     );
   example(imp, `stead import stead.dump --store ${PG_EXAMPLE}`, "stead import stead.dump --store ./moved/stead.db", "stead import stead.dump --with-tokens --store ./moved/stead.db");
+}
+
+/**
+ * Until the returned function is called, the first SIGINT or SIGTERM ends an import or a restore at
+ * once (exit 130), removing what it made: its private temp copies (a spooled dump, a backup's
+ * copy) and the new SQLite store it was writing. Left to the default, a signal ends the process
+ * with no `finally` run, and the copy of a whole store stays in the temp directory.
+ */
+export function endOnInterrupt(target: NewStore, removeTemps: () => void, done: "imported" | "restored"): () => void {
+  return onInterrupt((signal) => {
+    removeTemps();
+    target.discard();
+    writeErr(`stead: ${signal}: stopped, ${target.removable ? `nothing ${done} (the new store was removed)` : "the target store may hold part of the rows: empty it (a Postgres database: drop and re-create it) before trying again"}`);
+    process.exit(EXIT.interrupted);
+  });
 }
 
 /** What an import or a restore verified, and the tokens it left out. */

@@ -1,6 +1,4 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -12,6 +10,7 @@ import { dumpSignature, signatureMatches } from "./signing.js";
 import { badDump, parseHeader, parseLine, type DumpHeader, type DumpTrailer } from "./dump-format.js";
 import { TRANSFER_SCHEMA_VERSION } from "./tables.js";
 import { dumpLines } from "./dump-lines.js";
+import { privateTempDir, type PrivateTempDir } from "./private-temp.js";
 
 /** A dump to read: a stream (read once: it is copied to a temp file), or a function opening it anew each time. */
 export type DumpInput = Readable | (() => Readable);
@@ -39,7 +38,7 @@ export class VerifiedDump {
     readonly signed: boolean,
     private readonly keyed: KeyedDigest | undefined,
     private readonly reopen: () => Readable,
-    private readonly spoolDir: string | undefined,
+    private readonly spool: PrivateTempDir | undefined,
   ) {}
 
   /**
@@ -48,25 +47,26 @@ export class VerifiedDump {
    */
   static async from(input: DumpInput, name = "the dump", options: VerifyOptions = {}): Promise<VerifiedDump> {
     let reopen: () => Readable;
-    let spoolDir: string | undefined;
+    let spool: PrivateTempDir | undefined;
     if (typeof input === "function") {
       reopen = input;
     } else {
-      spoolDir = await mkdtemp(join(tmpdir(), "stead-import-"));
-      const file = join(spoolDir, "dump.jsonl");
+      // A stream is read once: it is spooled (private-temp.ts says who removes the copy, and when).
+      spool = privateTempDir("stead-import-");
+      const file = join(spool.path, "dump.jsonl");
       try {
-        await pipeline(input, createWriteStream(file, { mode: 0o600 }));
+        await pipeline(input, createWriteStream(file, { mode: 0o600, flags: "wx" }));
       } catch (e) {
-        await rm(spoolDir, { recursive: true, force: true });
+        await spool.remove();
         throw unreadable(name, e);
       }
       reopen = () => createReadStream(file);
     }
     try {
       const { header, tables, keyed } = await scanDump(reopen(), name, { signer: options.signer });
-      return new VerifiedDump(name, header, tables, keyed !== undefined, keyed, reopen, spoolDir);
+      return new VerifiedDump(name, header, tables, keyed !== undefined, keyed, reopen, spool);
     } catch (e) {
-      if (spoolDir) await rm(spoolDir, { recursive: true, force: true });
+      await spool?.remove();
       throw unreadable(name, e);
     }
   }
@@ -82,7 +82,7 @@ export class VerifiedDump {
 
   /** Removes the temp copy of a streamed dump. */
   async dispose(): Promise<void> {
-    if (this.spoolDir) await rm(this.spoolDir, { recursive: true, force: true });
+    await this.spool?.remove();
   }
 }
 

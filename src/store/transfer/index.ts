@@ -5,6 +5,8 @@ export { importStore, VerifiedDump } from "./import.js";
 export type { DumpInput, ImportOptions, ImportSummary, ImportTarget, VerifyOptions } from "./import.js";
 export { backupSignature, signatureMatches } from "./signing.js";
 export { verifyStores } from "./verify.js";
+export { privateTempDir, removePrivateTempDirsSync } from "./private-temp.js";
+export type { PrivateTempDir } from "./private-temp.js";
 export type { StoreComparison } from "./verify.js";
 export { digestDifferences, digestStore } from "./digest.js";
 export type { StoreDigest, TableDigest } from "./digest.js";
