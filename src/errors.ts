@@ -62,7 +62,7 @@ export const ERROR_CODES = {
     http: 400,
   },
   STEAD_BAD_BACKUP: {
-    when: "a backup given to restore fails its checks: SQLite's integrity check, or the row counts and digests recorded in it when it was taken (it was damaged or edited since), or it is a store `stead backup` did not write",
+    when: "a backup given to restore fails its checks: it is empty or not a Stead store, SQLite's integrity check fails, a table or column is missing, a value has the wrong type, its record of itself is malformed, or its rows do not match the row counts and digests (and an encrypted store's signature) recorded in it when it was taken (it was damaged or edited since); or it is a store `stead backup` did not write",
     action: "restore from another backup; the target store was not touched",
     exit: "refused",
     http: 400,

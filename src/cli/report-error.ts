@@ -3,6 +3,7 @@ import { CliExit, EXIT, exitFor } from "./exit-codes.js";
 import { describeThrown } from "../thrown.js";
 import { errorPrefix } from "./colour.js";
 import { redactTokens } from "../redact.js";
+import { printable } from "./format.js";
 
 /**
  * Writes one line to stderr with every access token in it redacted: errors and worker messages
@@ -49,12 +50,13 @@ export function reportError(e: unknown, json = false): number {
     if (json) writeErr(JSON.stringify({ error: jsonError(e) }));
     else {
       const fix = typeof e.fix === "string" && e.fix ? ` — ${e.fix}` : "";
-      writeErr(`${errorPrefix()} ${oneLine(e.message)}${fix.replace(/\s*\n\s*/g, " ")}`);
+      // A message may quote what a file, a model or a person wrote (a damaged backup's value): shown, never sent as control codes.
+      writeErr(`${errorPrefix()} ${printable(oneLine(e.message))}${printable(fix.replace(/\s*\n\s*/g, " "))}`);
     }
     return exitFor(e.code);
   }
   const described = describeThrown(e);
-  writeErr(`${errorPrefix()} internal error: ${oneLine(described.message)}`);
+  writeErr(`${errorPrefix()} internal error: ${printable(oneLine(described.message))}`);
   if (process.env.STEAD_DEBUG && described.stack) writeErr(described.stack);
   return EXIT.internal;
 }

@@ -5,6 +5,7 @@ import type { StoreDigest } from "../../stead/transfer.js";
 import { act, example, print, printJson, storeOption, withStead } from "../context.js";
 import { newStore } from "../../stead/new-store.js";
 import { endOnInterrupt, verifiedLines } from "./transfer.js";
+import { printable } from "../format.js";
 
 const counts = (tables: StoreDigest) => TRANSFER_TABLES.map((t) => `${t} ${tables[t].rows}`).join(", ");
 
@@ -52,7 +53,8 @@ export function registerBackup(program: Command): void {
           await withStead(cmd, true, async (stead) => {
             const r = await stead.restoreBackup(checked, { withTokens: o.withTokens ?? false });
             if (o.json) return printJson(r);
-            print(`restored ${checked.file} (taken ${new Date(r.backup.takenAt).toISOString()} from ${r.backup.source}) into ${r.location} (${r.dialect}):`);
+            // The record is the backup's text, whoever wrote it: shown, never sent to the terminal as control codes.
+            print(`restored ${printable(checked.file)} (taken ${new Date(r.backup.takenAt).toISOString()} from ${printable(r.backup.source)}) into ${printable(r.location)} (${r.dialect}):`);
             print(`  ${counts(r.tables)}`);
             for (const line of verifiedLines(r, "backup")) print(line);
           });

@@ -10,6 +10,7 @@ import { act, example, print, printJson, storeOption, withStead } from "../conte
 import { newStore, type NewStore } from "../../stead/new-store.js";
 import { writeErr } from "../report-error.js";
 import { onInterrupt } from "../follow.js";
+import { printable } from "../format.js";
 import { EXIT } from "../exit-codes.js";
 
 const PG_EXAMPLE = "postgres://stead:secret@db.internal:5432/stead";
@@ -78,7 +79,8 @@ export function registerTransfer(program: Command): void {
           await withStead(cmd, true, async (stead) => {
             const r = await stead.importDump(dump, { withTokens: o.withTokens ?? false });
             if (o.json) return printJson(r);
-            print(`imported ${dump.name} (from ${r.source}, schema ${r.schema}) into ${r.location} (${r.dialect}):`);
+            // The header's source is the dump's text, whoever wrote it: shown, never sent to the terminal as control codes.
+            print(`imported ${printable(dump.name)} (from ${printable(r.source)}, schema ${r.schema}) into ${printable(r.location)} (${r.dialect}):`);
             const width = Math.max(...TRANSFER_TABLES.map((t) => t.length));
             for (const t of TRANSFER_TABLES) print(`  ${t.padEnd(width)}  ${r.tables[t].rows}`);
             for (const line of verifiedLines(r, "dump")) print(line);

@@ -16,6 +16,8 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
 import type { BackupRecord } from "../ports/backups.js";
+import { columnsAt, type TableSpec } from "../schema/model.js";
+import { TABLES } from "../schema/tables.js";
 
 /** The key of the `stead_meta` row a backup's record is kept in (not a transfer table: the digests do not cover it). */
 const RECORD_KEY = "backup";
@@ -67,13 +69,36 @@ export function readBackupRecord(db: Database.Database): BackupRecord | undefine
   }
 }
 
-/** `PRAGMA integrity_check`'s findings (pages, indexes, constraints); empty when the file is sound. */
+/**
+ * `PRAGMA integrity_check`'s findings (pages, indexes, constraints), and the tables and columns the
+ * schema has at the file's version that it lacks; empty when the file is sound.
+ */
 export function integrityProblems(db: Database.Database): string[] {
   const rows = db.pragma("integrity_check") as { integrity_check: string }[];
-  const problems = rows.map((r) => r.integrity_check).filter((t) => t !== "ok");
+  const problems = rows.map((r) => r.integrity_check).filter((t) => t !== "ok").map((t) => `SQLite's integrity check found ${t}`);
+  // A table or column missing would fail the foreign key check with "no such table" below.
+  const schema = schemaProblems(db);
+  if (schema.length > 0) return [...problems, ...schema];
   const fk = db.pragma("foreign_key_check") as { table: string; rowid: number; parent: string }[];
   for (const f of fk) problems.push(`row ${f.rowid} of ${f.table} refers to a missing ${f.parent} row`);
   return problems;
+}
+
+/** The schema description's tables and columns (at the file's schema version) the file lacks. */
+function schemaProblems(db: Database.Database): string[] {
+  const version = (db.prepare("SELECT MAX(version) AS v FROM stead_migrations").get() as { v: number | null }).v ?? 0;
+  const out: string[] = [];
+  for (const [name, spec] of Object.entries(TABLES) as [string, TableSpec][]) {
+    if ((spec.only !== undefined && spec.only !== "sqlite") || (spec.since ?? 1) > version) continue;
+    const has = new Set((db.pragma(`table_info(${JSON.stringify(name)})`) as { name: string }[]).map((c) => c.name));
+    if (has.size === 0) {
+      out.push(`its table ${name} is missing`);
+      continue;
+    }
+    const missing = columnsAt(spec, version).filter((c) => (c.only === undefined || c.only === "sqlite") && !has.has(c.name));
+    if (missing.length > 0) out.push(`its table ${name} lacks the column${missing.length === 1 ? "" : "s"} ${missing.map((c) => c.name).join(", ")}`);
+  }
+  return out;
 }
 
 function fsyncPath(path: string): void {
