@@ -9,7 +9,10 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VerifiedDump } from "../../src/store/transfer/index.js";
+import { MAX_LINE_BYTES } from "../../src/store/transfer/dump-lines.js";
 import { BIN, requireBuild, tempDir } from "../cli-helpers.js";
 
 const HEADER = JSON.stringify({ "stead-export": 1, schema: 12, source: "sqlite", digest: "sha256-sum", tables: { runs: 1 } });
@@ -37,4 +40,27 @@ describe.skipIf(!existsSync("/usr/bin/time"))("a dump whose second line is 1 GiB
     // The bound is 536,870,888 bytes; a reader that stops there needs well under 1 GiB.
     expect(rssKiB * 1024, `peak RSS ${Math.round(rssKiB / 1024)} MiB for a 1,024 MiB line`).toBeLessThan(1024 ** 3);
   }, 150_000);
+});
+
+describe("a dump whose second line never ends", () => {
+  it("is refused once the line passes the bound: what is read of it is at most the bound and one chunk", async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    // The same chunk again and again (no memory), 64 MiB past the bound, then the line's end.
+    const total = MAX_LINE_BYTES + 64 * 1024 * 1024;
+    let pulled = 0;
+    function* source(): Generator<Buffer> {
+      yield Buffer.from(`${HEADER}\n`);
+      while (pulled < total) {
+        pulled += chunk.length;
+        yield chunk;
+      }
+      yield Buffer.from("\n");
+    }
+    const refusal = await VerifiedDump.from(() => Readable.from(source()), "the stream").then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+    expect({ code: refusal?.code, message: refusal?.message }).toEqual({ code: "STEAD_BAD_DUMP", message: expect.stringMatching(/line 2 is longer than 536870888 bytes/) as unknown });
+    expect(pulled, "bytes of the line read before the refusal").toBeLessThanOrEqual(MAX_LINE_BYTES + 2 * chunk.length);
+  }, 120_000);
 });
