@@ -8,7 +8,7 @@ import { encryptingStore, type EncryptingStore } from "../store/encryption/encry
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redactor.js";
 import { childRuns } from "../store/run-sets.js";
-import type { ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
+import type { EraseReport, ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
 import { hasOutputRefs, resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
@@ -104,6 +104,24 @@ export interface SteadOptions extends WorkerDefaults {
    * file in `keyDir` (default STEAD_KEY_DIR, else ~/.config/stead/keys) by the key's id.
    */
   encryption?: EncryptionOptions;
+}
+
+/** How long a manual gc waits for readers of the store before it reports its erase unfinished. */
+export const DEFAULT_ERASE_WAIT_MS = 5_000;
+
+export interface EraseOptions {
+  /**
+   * SQLite: how long to keep trying the checkpoint that erases the deleted rows' bytes from the
+   * store file and its -wal while another connection reads from before the deletes. Default 5 s.
+   * One still unfinished then is recorded in the store: a worker's sweeper finishes it once the
+   * reader is done, and so does the next gc.
+   */
+  eraseWaitMs?: number;
+}
+
+export interface Erased {
+  /** SQLite only: whether the deleted rows' bytes are gone from the store's files (absent on Postgres, whose files keep them until its VACUUM). */
+  erase?: EraseReport;
 }
 
 export interface EncryptionOptions {
@@ -695,17 +713,25 @@ export class Stead {
    * Deletes runs finished at least `finishedBefore` ago (journal, events, waits, holds, snapshots,
    * the run rows unless `keepSummary`), a whole run tree and a whole session at a time, then the
    * workspace blobs nothing refers to any more. A run not finished, or a tree or session with one,
-   * is never touched.
+   * is never touched. On SQLite, `erase` then says whether the deleted rows' bytes are gone from
+   * the store's files, or which files still hold them and why (see {@link EraseOptions}).
    */
-  async deleteFinishedRuns(options: RunRetentionOptions): Promise<RunRetentionSummary> {
+  async deleteFinishedRuns(options: RunRetentionOptions & EraseOptions): Promise<RunRetentionSummary & Erased> {
     await this.ready();
-    return deleteFinishedRuns(this.store, options);
+    const summary = await deleteFinishedRuns(this.store, options);
+    return { ...summary, ...(await this.eraseFreed(options)) };
   }
 
-  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots). */
-  async gc(options: GcOptions = {}): Promise<GcResult> {
+  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots); `erase` as for deleteFinishedRuns. */
+  async gc(options: GcOptions & EraseOptions = {}): Promise<GcResult & Erased> {
     await this.ready();
-    return gcWorkspaces(this.store, options);
+    const result = await gcWorkspaces(this.store, options);
+    return { ...result, ...(await this.eraseFreed(options)) };
+  }
+
+  private async eraseFreed(options: EraseOptions): Promise<Erased> {
+    if (!this.store.eraseFreed) return {};
+    return { erase: await this.store.eraseFreed(options.eraseWaitMs ?? DEFAULT_ERASE_WAIT_MS) };
   }
 
   /**

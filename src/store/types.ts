@@ -15,6 +15,7 @@ export type { DefinitionAnnouncements } from "./ports/definitions.js";
 export type { SnapshotsAndBlobs } from "./ports/snapshots-blobs.js";
 export type { StorageReserve, StorageRoom } from "./ports/storage-room.js";
 export type { BackupRecord, StoreBackups } from "./ports/backups.js";
+export type { EraseReport, StoreErasure } from "./ports/erasure.js";
 export type { TokenStore } from "./ports/tokens.js";
 export type { DataKeys, DumpSigner, KeyedDigest } from "./ports/data-keys.js";
 export type { TransferRows } from "./ports/transfer-rows.js";

@@ -331,6 +331,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         await wakeDueTimers(this.store, Date.now());
         await expireDeadOwners(this.store, this.owner.host);
         if (this.store.expireGoneOwners) await this.store.expireGoneOwners();
+        // An erase a reader kept a gc from finishing (SQLite): done here once no one reads from before it.
+        if (this.store.finishErase) await this.store.finishErase();
         if (Date.now() >= this.keysPrunedAt + KEY_PRUNE_MS) {
           this.keysPrunedAt = Date.now();
           await this.store.pruneIdempotencyKeys();

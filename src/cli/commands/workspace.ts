@@ -6,7 +6,28 @@ import { SteadError } from "../../errors.js";
 import { noteLabel, type StoredNotes } from "../../workspace/notes.js";
 import { DEFAULT_GC_GRACE_MS } from "../../workspace/options.js";
 import { act, example, print, printJson, withStead } from "../context.js";
+import { writeErr } from "../report-error.js";
+import { DEFAULT_ERASE_WAIT_MS } from "../../stead/stead.js";
+import type { EraseReport } from "../../store/types.js";
 import { age, table } from "../format.js";
+
+/** Whether the deleted rows' bytes are gone from an SQLite store's files, on standard output. */
+function printErase(erase: EraseReport | undefined): void {
+  if (!erase) return;
+  print(erase.erased ? "erased: no deleted row's bytes are left in the store file or its -wal" : "not yet erased: see the warning on standard error");
+}
+
+/**
+ * An erase a reader kept from finishing, on standard error (with --json too): which files still
+ * hold the deleted rows' bytes, why, and how it finishes. Never silent: a gc is run to get rid of them.
+ */
+function eraseWarning(erase: EraseReport | undefined): void {
+  if (!erase || erase.erased || !erase.pending) return;
+  const files = erase.pending.files.map((f) => `${f.path} (${formatBytes(f.bytes)})`).join(" and ");
+  writeErr(
+    `stead: warning: the deleted rows' bytes are still in ${files}: ${erase.pending.reason}. A worker with this store open erases them once that reader is done; or run \`stead gc\` again then (\`--erase-wait\` waits longer).`,
+  );
+}
 
 /** Note lines printed at most; the rest are counted (`--json` has them all). */
 const MAX_NOTE_LINES = 20;
@@ -136,27 +157,33 @@ export function registerWorkspace(program: Command): void {
     .option("--keep-summary", "with --finished-before: keep each run's row (status, input, output, error) and a run.pruned event")
     .option("--keep-steps <n>", "keep each finished run's last N step snapshots (default: keep every snapshot)")
     .option("--grace <seconds>", "spare unreferenced blobs written this recently (captures in flight)", String(DEFAULT_GC_GRACE_MS / 1000))
+    .option("--erase-wait <seconds>", "SQLite: how long to wait for another connection's read to end so that the deleted rows' bytes can be erased from the store file and its -wal", String(DEFAULT_ERASE_WAIT_MS / 1000))
     .option("--json", "print JSON")
     .action(
-      act(async (o: { keepSteps?: string; grace: string; json?: boolean; finishedBefore?: string; keepSummary?: boolean }, cmd: Command) => {
+      act(async (o: { keepSteps?: string; grace: string; eraseWait: string; json?: boolean; finishedBefore?: string; keepSummary?: boolean }, cmd: Command) => {
         const keepSteps = o.keepSteps === undefined ? undefined : parseInt(o.keepSteps, "--keep-steps", 0);
         const graceMs = parseInt(o.grace, "--grace", 0) * 1000;
+        const eraseWaitMs = parseInt(o.eraseWait, "--erase-wait", 0) * 1000;
         if (o.keepSummary && o.finishedBefore === undefined) {
           throw new SteadError("STEAD_BAD_OPTION", "--keep-summary goes with --finished-before", { fix: "stead gc --finished-before 30d --keep-summary" });
         }
         const finishedBefore = o.finishedBefore === undefined ? undefined : retentionAge(o.finishedBefore, "--finished-before");
         await withStead(cmd, false, async (stead) => {
           if (finishedBefore !== undefined) {
-            const r = await stead.deleteFinishedRuns({ finishedBefore, keepSummary: o.keepSummary ?? false, graceMs });
+            const r = await stead.deleteFinishedRuns({ finishedBefore, keepSummary: o.keepSummary ?? false, graceMs, eraseWaitMs });
+            eraseWarning(r.erase);
             if (o.json) return printJson(r);
             print(`${o.keepSummary ? "reduced to a summary" : "deleted"} ${r.runs} finished run(s) older than ${formatDuration(finishedBefore)}; freed ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)})`);
             if (r.keptCount) print(`kept ${r.keptCount} run tree(s) or session(s) with a run not finished or finished since${r.kept.length ? `, e.g. ${r.kept.slice(0, 3).map((k) => `${k.root} (${k.reason})`).join(", ")}` : ""}`);
+            printErase(r.erase);
             return;
           }
-          const r = await stead.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs });
+          const r = await stead.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs, eraseWaitMs });
+          eraseWarning(r.erase);
           if (o.json) return printJson(r);
           print(`deleted ${r.snapshotsDeleted} snapshots and ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)}); ${r.blobsReferenced} blobs still referenced`);
           if (r.brokenSnapshots) print(`warning: ${r.brokenSnapshots} snapshot(s) refer to missing trees and cannot be restored`);
+          printErase(r.erase);
         });
       }),
     );

@@ -8,6 +8,7 @@ import type { ClaimsAndLeases } from "./claims.js";
 import type { Commits } from "./commits.js";
 import type { DataKeys } from "./data-keys.js";
 import type { DefinitionAnnouncements } from "./definitions.js";
+import type { StoreErasure } from "./erasure.js";
 import type { IdempotencyKeys } from "./idempotency-keys.js";
 import type { StoreLifecycle } from "./lifecycle.js";
 import type { RunReads } from "./run-reads.js";
@@ -37,4 +38,5 @@ export interface Store
     Partial<WorkerPresence>,
     Partial<Wakeups>,
     Partial<StorageReserve>,
-    Partial<StoreBackups> {}
+    Partial<StoreBackups>,
+    Partial<StoreErasure> {}

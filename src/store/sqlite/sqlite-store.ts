@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
@@ -47,6 +47,7 @@ import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
 import type { BackupRecord } from "../ports/backups.js";
+import type { EraseReport } from "../ports/erasure.js";
 import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
@@ -85,6 +86,10 @@ const INSERT_RUN_SQL = `INSERT INTO runs (${RUN_INSERT_COLUMNS.join(", ")}) VALU
 
 /** How long a retention delete's checkpoint waits for readers of older -wal frames (see `erasing`). */
 const ERASE_CHECKPOINT_WAIT_MS = 200;
+/** Between a manual gc's tries at that checkpoint (`eraseFreed`). */
+const ERASE_RETRY_MS = 100;
+/** The stead_meta row recording an erase a reader kept from finishing (see `erasing`). */
+const ERASE_PENDING_KEY = "erase-pending";
 
 /** Taken when this module loads: a test's fake timers must not keep starts from being written. */
 const nextTurn = setImmediate;
@@ -253,21 +258,84 @@ export class SqliteStore implements Store {
    * Secure_delete must be on for every write, not only these: a row rewritten earlier (a run's status) left its old copy in its page's free space, which no
    * later delete of the row overwrites. Readers that still need older frames make the
    * checkpoint give up after a moment (it never waits the full busy timeout: this thread may be a
-   * worker's, with leases to renew); the next delete's checkpoint, or SQLite's own, finishes it.
+   * worker's, with leases to renew); the erase is then recorded as pending in the store, and
+   * finished by `eraseFreed` (a manual gc, which waits longer) or `finishErase` (any worker's
+   * sweeper, once the reader is done).
    */
   private erasing<T>(fn: () => T): T {
     const value = this.written(fn);
     if (!this.secureDelete) return value;
+    if (!this.truncateWal(ERASE_CHECKPOINT_WAIT_MS)) this.markErasePending();
+    return value;
+  }
+
+  /**
+   * A truncating checkpoint, waiting at most `waitMs` for readers and writers: true when it
+   * completed (every frame copied into the store file, the -wal emptied). SQLite's own checkpoints
+   * are passive: they never empty the -wal, and a -wal started again overwrites only from its start.
+   */
+  private truncateWal(waitMs: number): boolean {
     const busy = Number(this.db.pragma("busy_timeout", { simple: true }));
-    this.db.pragma(`busy_timeout = ${Math.min(busy, ERASE_CHECKPOINT_WAIT_MS)}`);
+    this.db.pragma(`busy_timeout = ${Math.min(busy, waitMs)}`);
     try {
-      this.db.pragma("wal_checkpoint(TRUNCATE)");
+      const [row] = this.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+      return row?.busy === 0;
     } catch {
-      // A checkpoint that cannot run now (the store busy) leaves the -wal to a later one.
+      // A checkpoint that cannot run now (the store busy, locked) is tried again later.
+      return false;
     } finally {
       this.db.pragma(`busy_timeout = ${busy}`);
     }
-    return value;
+  }
+
+  private erasePending(): boolean {
+    return this.stmt("SELECT 1 FROM stead_meta WHERE key = ?").get(ERASE_PENDING_KEY) !== undefined;
+  }
+
+  private markErasePending(): void {
+    try {
+      this.written(() => this.stmt("INSERT INTO stead_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(ERASE_PENDING_KEY, JSON.stringify({ since: Date.now() })));
+    } catch {
+      // The deletes stand; unrecorded, the erase waits for the next delete or manual gc.
+    }
+  }
+
+  /** The truncating checkpoint, then the pending record cleared (and the -wal emptied of that write too). */
+  private tryErase(waitMs: number): boolean {
+    if (!this.truncateWal(waitMs)) return false;
+    if (this.erasePending()) {
+      this.written(() => this.stmt("DELETE FROM stead_meta WHERE key = ?").run(ERASE_PENDING_KEY));
+      this.truncateWal(waitMs);
+    }
+    return true;
+  }
+
+  async eraseFreed(waitMs: number): Promise<EraseReport> {
+    if (this.readonly) return { erased: false, pending: { files: this.fileSizes(), reason: "the store was opened read-only" } };
+    if (!this.secureDelete) return { erased: false, pending: { files: this.fileSizes(), reason: "the store was opened with secureDelete: false, which leaves freed pages as they are" } };
+    const until = Date.now() + waitMs;
+    for (;;) {
+      if (this.tryErase(ERASE_CHECKPOINT_WAIT_MS)) return { erased: true };
+      if (Date.now() >= until) break;
+      await new Promise((r) => setTimeout(r, ERASE_RETRY_MS));
+    }
+    this.markErasePending();
+    return {
+      erased: false,
+      pending: { files: this.fileSizes(), reason: `another connection kept reading the store from before the deletes for ${Math.round(waitMs / 1000)} s (a server, a worker, an export or a backup in progress)` },
+    };
+  }
+
+  private fileSizes(): { path: string; bytes: number }[] {
+    return [this.location, `${this.location}-wal`].flatMap((path) => {
+      const st = statSync(path, { throwIfNoEntry: false });
+      return st ? [{ path, bytes: st.size }] : [];
+    });
+  }
+
+  finishErase(): Promise<boolean> {
+    if (this.readonly || !this.secureDelete) return Promise.resolve(false);
+    return this.read(() => this.erasePending()).then((pending) => pending && this.tryErase(0));
   }
 
   private pageSize(): number {
