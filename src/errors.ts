@@ -199,7 +199,12 @@ export const ERROR_CODES = {
   STEAD_STORE_LOST: { when: "the SQLite store file was deleted or replaced while in use: from then on the process refuses every read and write of it (a worker stops its runs without writing; `stead worker` and `stead serve` exit)", action: "restore the store (or point `--store` at the new one), then start the process again", exit: "store", http: 503 },
   STEAD_KEY_MISSING: { when: "the store is encrypted and none of the keys its data keys were wrapped with is configured here (no key file at the default place, no STEAD_ENCRYPTION_KEY or STEAD_ENCRYPTION_KEY_FILE, no key provider given)", action: "give the key the store was encrypted with (the message names its id); a store never opens in plain text", exit: "refused", http: 503 },
   STEAD_KEY_WRONG: { when: "the key given does not unwrap the store's data keys: another store's key, an edited key file, or a provider that answers with a different key", action: "give the key named in the message (its id is the key file's name)", exit: "refused", http: 503 },
-  STEAD_KEY_EXPOSED: { when: "a key file (given, or found in the key directory) may be read by its group or by other users of the machine", action: "make it readable by its owner only (`chmod 600 <file>`), or set STEAD_ALLOW_READABLE_KEY_FILE=1 to use it as it is. Nothing was opened.", exit: "refused", http: 503 },
+  STEAD_KEY_EXPOSED: {
+    when: "a key file (given, or found in the key directory) may be read by its group or by other users of the machine, or its directory may be written by them (not sticky): they could remove the key or put another file in its place",
+    action: "make it its owner's alone (`chmod 600 <file>`, `chmod 700 <directory>`), or set STEAD_ALLOW_READABLE_KEY_FILE=1 to use it as it is. Nothing was opened.",
+    exit: "refused",
+    http: 503,
+  },
   STEAD_STORE_PLAIN: { when: "a key was given for a store that already holds runs in plain text (a store is encrypted only from its creation)", action: "open it without a key, or move its runs into a new encrypted store", exit: "refused", http: 503 },
   STEAD_DATA_TAMPERED: {
     when: "a value in an encrypted store failed its authentication: its bytes were changed, it was moved from another row or column, or plain text was written into an encrypted column; or the store's key rows (data_keys) were deleted while its values are sealed, or a sealed value was read where the store has no key for it",

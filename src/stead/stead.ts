@@ -129,8 +129,8 @@ export interface EncryptionOptions {
   key?: KeyProvider | string;
   keyDir?: string;
   /**
-   * Use a key file that its group or other users may read. Default: STEAD_ALLOW_READABLE_KEY_FILE=1,
-   * else false (such a file is refused, STEAD_KEY_EXPOSED).
+   * Use a key file that its group or other users may read, or that lies in a directory they may
+   * write. Default: STEAD_ALLOW_READABLE_KEY_FILE=1, else false (such a file is refused, STEAD_KEY_EXPOSED).
    */
   allowReadableKeyFile?: boolean;
 }

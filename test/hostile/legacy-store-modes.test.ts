@@ -53,9 +53,31 @@ describe("a store created 0644 before stores were made 0600", () => {
       const told = /0644|chmod|readable/i.test(held.stderr() + held.stdout() + r.stderr);
       const allPrivate = Object.values(modes).every((m) => m === "600");
       expect({ modes, allPrivateOrTold: allPrivate || told }).toEqual({ modes, allPrivateOrTold: true });
+      // Told, not changed (a store shared with a group on purpose keeps working): once per process,
+      // naming the file, its mode and the chmod that makes it private.
+      expect(modes["stead.db"]).toBe("644");
+      for (const err of [held.stderr(), r.stderr]) {
+        expect(err.match(/SteadWarning/g)?.length, err).toBe(1);
+        expect(err).toContain(`every user of this machine may read or change the store's files: ${store} (0644)`);
+        expect(err).toContain(`chmod 600 ${store} ${store}-wal ${store}-shm`);
+      }
     } finally {
       held.child.kill("SIGTERM");
       await held.done;
     }
+  }, 60_000);
+
+  it("says its group may read one that is 0640, and says nothing with STEAD_ALLOW_READABLE_STORE=1 or once it is 0600", async () => {
+    const group = join(dir, "group.db");
+    copyFileSync(store, group);
+    chmodSync(group, 0o640);
+    const told = await cli(["ps", "--store", group], dir);
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.stderr).toContain(`the store's group may read or change the store's files: ${group} (0640)`);
+    const allowed = await cli(["ps", "--store", group], dir, { env: { STEAD_ALLOW_READABLE_STORE: "1" } });
+    expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: "" });
+    for (const f of readdirSync(dir).filter((f) => f.startsWith("group.db"))) chmodSync(join(dir, f), 0o600);
+    const quiet = await cli(["ps", "--store", group], dir);
+    expect({ code: quiet.code, stderr: quiet.stderr }).toEqual({ code: 0, stderr: "" });
   }, 60_000);
 });

@@ -56,7 +56,7 @@ export function parseKey(text: string, where: string): Buffer {
   return key;
 }
 
-/** Whether a key file other users may read is used anyway: the option given, else STEAD_ALLOW_READABLE_KEY_FILE=1. */
+/** Whether a key file other users may read (or in a directory they may write) is used anyway: the option given, else STEAD_ALLOW_READABLE_KEY_FILE=1. */
 export interface KeyFileOptions {
   allowReadable?: boolean;
 }
@@ -65,10 +65,13 @@ const allowReadable = (o: KeyFileOptions, env: NodeJS.ProcessEnv = process.env):
 
 /**
  * Refuses a key file its group or other users may read: anyone who can read it can read every
- * value of the store, and it is not the owner's alone to say who may. (Windows keeps no such bits.)
+ * value of the store, and it is not the owner's alone to say who may. Refuses as well a key file
+ * in a directory its group or other users may write (without the sticky bit, as /tmp has): they
+ * can remove the key, or put another file in its place. (Windows keeps no such bits.)
  */
 function refuseReadable(path: string, o: KeyFileOptions): void {
   if (process.platform === "win32" || allowReadable(o)) return;
+  refuseWritableDir(dirname(path));
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st || (st.mode & 0o044) === 0) return;
   const mode = (st.mode & 0o777).toString(8).padStart(4, "0");
@@ -76,6 +79,18 @@ function refuseReadable(path: string, o: KeyFileOptions): void {
     path,
     fix: `make it its owner's alone: chmod 600 ${path} (to use it as it is, set STEAD_ALLOW_READABLE_KEY_FILE=1)`,
   });
+}
+
+/** Refuses a key directory its group or other users may write, unless it is sticky (they may then remove only their own files). */
+function refuseWritableDir(dir: string): void {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (!st || (st.mode & 0o022) === 0 || (st.mode & 0o1000) !== 0) return;
+  const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+  throw new SteadError(
+    "STEAD_KEY_EXPOSED",
+    `the key directory ${dir} has mode ${mode}: ${(st.mode & 0o002) !== 0 ? "every user of this machine" : "its group"} may write it, and so remove a key in it or put another file in its place`,
+    { path: dir, fix: `make it its owner's alone: chmod 700 ${dir} (to use it as it is, set STEAD_ALLOW_READABLE_KEY_FILE=1)` },
+  );
 }
 
 export function keyFileProvider(path: string, options: KeyFileOptions = {}): KeyProvider {
@@ -106,11 +121,12 @@ export function defaultKeyDir(env: NodeJS.ProcessEnv = process.env): string {
 export const keyFileIn = (dir: string, kekId: string): string => join(dir, `${kekId}.key`);
 
 /** Writes a new random key into `dir` (or at `path`), readable by its owner only; returns its provider. */
-export function createKeyFile(options: { dir?: string; path?: string } = {}): KeyProvider {
+export function createKeyFile(options: { dir?: string; path?: string } & KeyFileOptions = {}): KeyProvider {
   const key = newKey();
   const path = options.path ?? keyFileIn(options.dir ?? defaultKeyDir(), keyIdOf(key));
   if (existsSync(path)) throw new SteadError("STEAD_BAD_PATH", `${path} exists already; a key file is never overwritten`, { fix: "choose another path, or use that key" });
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (process.platform !== "win32" && !allowReadable(options)) refuseWritableDir(dirname(path));
   writeFileSync(path, `${KEY_FILE_HEADER} ${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(path, 0o600);
   return localKey(key, path);

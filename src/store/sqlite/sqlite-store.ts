@@ -50,6 +50,7 @@ import type { BackupRecord } from "../ports/backups.js";
 import type { EraseReport } from "../ports/erasure.js";
 import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
+import { warnIfExposed } from "./exposed-files.js";
 import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
@@ -209,6 +210,7 @@ export class SqliteStore implements Store {
       throw this.openError(e);
     }
     this.file = FileIdentity.of(path);
+    if (there) warnIfExposed(path);
   }
 
   /**
