@@ -41,7 +41,8 @@ const UNTESTABLE = permissionsUntestable();
 function cliAsUser(args: readonly string[], cwd: string): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("STEAD_")) env[k] = v;
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...env, USER: "reader", HOME: cwd }, stdio: ["ignore", "pipe", "pipe"], ...(IS_ROOT ? NOBODY : {}) });
+  // The store is shared with this reader on purpose: run as its owner (not root), the CLI would warn that others may read it.
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...env, USER: "reader", HOME: cwd, STEAD_ALLOW_READABLE_STORE: "1" }, stdio: ["ignore", "pipe", "pipe"], ...(IS_ROOT ? NOBODY : {}) });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -259,6 +260,8 @@ describe("a store whose schema is older than this Stead's", () => {
         db.prepare("INSERT INTO stead_migrations (version, name, applied_at) VALUES (?, ?, 0)").run(m.version, m.name);
       }
       db.close();
+      // Private, as Stead makes a store (one other users may read is warned about: legacy-store-modes).
+      chmodSync(path, 0o600);
       const hash = sha(path);
       for (const args of [["ps"], ["export"], ["why", "x"]]) {
         const line = refusal(await cli([...args, "--store", path], dir));

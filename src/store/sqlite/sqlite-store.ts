@@ -195,6 +195,8 @@ export class SqliteStore implements Store {
       this.db = new Database(path, { fileMustExist: !create, readonly: this.readonly });
       this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
       const info = this.readVersion();
+      // Only a Stead store's: a file that is not one is refused as such, and that is all that is said.
+      if (there && info.marker === STORE_MARKER) warnIfExposed(path);
       if (!this.readonly) {
         // Switching to WAL rewrites the file header: a file that is not (yet) a Stead store is left untouched.
         if (info.empty || info.marker === STORE_MARKER) this.db.pragma("journal_mode = WAL");
@@ -210,7 +212,6 @@ export class SqliteStore implements Store {
       throw this.openError(e);
     }
     this.file = FileIdentity.of(path);
-    if (there) warnIfExposed(path);
   }
 
   /**
