@@ -7,12 +7,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, localKey, workflow } from "../../src/index.js";
 import { openBackup } from "../../src/stead/transfer.js";
-import { tempDir } from "../cli-helpers.js";
+import { cli, requireBuild, spawnCli, tempDir, until } from "../cli-helpers.js";
 import { FAST_WORKER } from "../helpers/temp-store.js";
+import { freshDatabase } from "../setup/postgres.js";
 import { plantTokenInBackup } from "./tampering.js";
 
 const flow = workflow("toctou", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `sealed output ${n}`));
@@ -68,4 +70,88 @@ describe("a signed backup changed after it was checked", () => {
       await target.close();
     }
   }, 60_000);
+});
+
+/**
+ * A way to Postgres that holds each connection until `release()`: the CLI has checked the backup
+ * and waits for its target meanwhile, as it would for a slow database, while the file is changed.
+ */
+async function heldProxy(target: URL): Promise<{ url: string; waiting: () => number; release: () => void; close: () => void }> {
+  const held: Socket[] = [];
+  const open: Socket[] = [];
+  let released = false;
+  const pipe = (client: Socket) => {
+    const server = connect(Number(target.port), target.hostname);
+    open.push(client, server);
+    client.pipe(server).pipe(client);
+    client.on("error", () => server.destroy());
+    server.on("error", () => client.destroy());
+  };
+  const proxy = createServer((client) => (released ? pipe(client) : held.push(client)));
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const url = new URL(target.href);
+  url.hostname = "127.0.0.1";
+  url.port = String((proxy.address() as AddressInfo).port);
+  return {
+    url: url.href,
+    waiting: () => held.length,
+    release() {
+      released = true;
+      for (const c of held.splice(0)) pipe(c);
+    },
+    close() {
+      for (const s of [...held, ...open]) s.destroy();
+      proxy.close();
+    },
+  };
+}
+
+describe("stead backup --restore, with the backup changed while the CLI opens its target", () => {
+  let dir = "";
+  let backup = "";
+
+  beforeAll(async () => {
+    requireBuild();
+    dir = tempDir("stead-toctou-cli-");
+    const stead = createStead({ store: join(dir, "source.db") });
+    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
+    w.start();
+    try {
+      await stead.start(flow, 1, { id: "s1" });
+      await stead.waitFor("s1", { timeoutMs: 20_000 });
+      await stead.tokens.create({ name: "ops", role: "operator" });
+    } finally {
+      await w.stop({ graceMs: 500 });
+      await stead.close();
+    }
+    backup = join(dir, "backup.db");
+    const r = await cli(["backup", "--to", backup, "--store", join(dir, "source.db")], dir);
+    expect(r.code, r.stderr).toBe(0);
+  }, 60_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("restores the backup as it was checked: a token planted meanwhile is not restored", async () => {
+    const db = await freshDatabase("toctou-cli");
+    const proxy = await heldProxy(new URL(db.url));
+    try {
+      const restore = spawnCli(["backup", "--restore", backup, "--store", proxy.url, "--with-tokens", "--json"], dir, { timeoutMs: 60_000 });
+      await until("the restore to open its target", () => (proxy.waiting() > 0 || restore.stderr() !== "" ? true : undefined), 30_000);
+      const secret = await plantTokenInBackup(backup);
+      proxy.release();
+      const r = await restore.done;
+      expect(r.code, r.stderr).toBe(0);
+      expect((JSON.parse(r.stdout) as { tables: { tokens: { rows: number } } }).tables.tokens.rows).toBe(1);
+      const restored = createStead({ store: db.url });
+      try {
+        expect((await restored.tokens.verify(secret)).ok).toBe(false);
+        expect((await restored.tokens.list()).map((t) => t.name)).toEqual(["ops"]);
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      proxy.close();
+      await db.drop();
+    }
+  }, 90_000);
 });
