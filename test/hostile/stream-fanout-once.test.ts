@@ -63,7 +63,7 @@ describe.each(STORE_KINDS)("fan-out of the whole store's stream on %s", (kind) =
     const counted = counting(s.stead);
     // No poll in the test's time: the store is read when the hub is woken, as after a POST.
     hub = new StreamHub(counted.stead, { pollMs: 600_000 });
-    const everyRun: StreamSource = { runIds: () => Promise.resolve(null), grows: false, start: "now" };
+    const everyRun: StreamSource = { runIds: () => Promise.resolve(null), start: "now" };
     const streams: ReturnType<typeof drain>[] = [];
     for (let i = 0; i < STREAMS; i++) {
       const body = await hub.open(everyRun, null);
@@ -90,7 +90,7 @@ describe.each(STORE_KINDS)("fan-out of the whole store's stream on %s", (kind) =
     s = await onStore(kind, "fanout-resume");
     const counted = counting(s.stead);
     hub = new StreamHub(counted.stead, { pollMs: 600_000 });
-    const everyRun: StreamSource = { runIds: () => Promise.resolve(null), grows: false, start: "now" };
+    const everyRun: StreamSource = { runIds: () => Promise.resolve(null), start: "now" };
     const first = await hub.open(everyRun, null);
     if (first === null) throw new Error("the hub answered no stream");
     const live = drain(first);

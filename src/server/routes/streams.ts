@@ -10,6 +10,7 @@ import { z } from "zod";
 import { SteadError } from "../../errors.js";
 import { route } from "../route-table.js";
 import { runId } from "../schemas.js";
+import type { Stead } from "../../stead/stead.js";
 import type { StreamSource } from "../streams/subscriber.js";
 
 const streamQuery = z
@@ -24,8 +25,10 @@ const streamQuery = z
   .strict();
 const sessionId = z.object({ sessionId: z.string().min(1).max(200) }).strict();
 
-const runSource = (id: string): StreamSource => ({ runIds: () => Promise.resolve([id]), grows: false, run: id });
-const everyRun: StreamSource = { runIds: () => Promise.resolve(null), grows: false, start: "now" };
+const runSource = (id: string): StreamSource => ({ runIds: () => Promise.resolve([id]), run: id });
+const everyRun: StreamSource = { runIds: () => Promise.resolve(null), start: "now" };
+/** A session's stream: every turn's events, its turns read from the store (and each new one learnt from its run.created). */
+export const sessionSource = (stead: Stead, id: string): StreamSource => ({ runIds: () => stead.sessionRunIds(id), session: id });
 
 export const STREAMS = [
   route({
@@ -52,7 +55,7 @@ export const STREAMS = [
       if ((await stead.sessionRunIds(params.sessionId)).length === 0) {
         throw new SteadError("STEAD_SESSION_NOT_FOUND", `no session ${JSON.stringify(params.sessionId.slice(0, 100))}`, { fix: "list sessions with GET /api/v1/sessions" });
       }
-      return { runIds: () => stead.sessionRunIds(params.sessionId), grows: true } satisfies StreamSource;
+      return sessionSource(stead, params.sessionId);
     },
   }),
   route({

@@ -1,9 +1,10 @@
 /**
  * The server's live event streams: one shared reader follows the whole store's event stream (a
  * poll every `pollMs`, or at once when `wake()` is told of a write this process made), serialises
- * each event it reads once, and hands the same bytes to every live subscriber (subscriber.ts);
- * subscribers that read on their own (a stream that starts in the past, a session's, one that fell
- * behind) are woken when it saw events of their runs. One timer sends every subscriber a heartbeat.
+ * each event it reads once, and hands the same bytes to every live subscriber (subscriber.ts),
+ * a session's too (it learns each new run's session once per page, shared-page.ts); subscribers
+ * that read on their own (a stream that starts in the past, one that fell behind) are woken when it
+ * saw events of their runs. One timer sends every subscriber a heartbeat.
  * `close()` ends every stream with a `retry:` hint.
  *
  * Invariants:
@@ -101,9 +102,9 @@ export class StreamHub {
     // An empty read: checks the position, and says where the store's stream is now.
     const now = await this.stead.eventsAfter(position, { runIds: [], limit: 1 });
     if (ended !== null && position !== null && source.run !== undefined && (await this.stead.eventsAfter(position, { runIds: [source.run], limit: 1 })).events.length === 0) return null;
-    // A fixed set of runs is known now: a stream resuming from a position the shared reader passed joins it with no read of its own.
-    const fixed = source.grows ? undefined : await source.runIds();
-    const sub = new Subscriber(this.stead, source, position, { ...this.subscriberOptions, onEnd: (s) => this.subs.delete(s), join: (s) => this.join(s) }, fixed === undefined ? undefined : fixed === null ? null : new Set(fixed));
+    // Its runs, read after `position` was given: a stream resuming from a position the shared reader passed joins it with no read of its own.
+    const runs = await source.runIds();
+    const sub = new Subscriber(this.stead, source, position, { ...this.subscriberOptions, onEnd: (s) => this.subs.delete(s), join: (s) => this.join(s) }, runs);
     if (this.closed) {
       sub.end("the server is shutting down");
       return sub.body;
@@ -171,7 +172,7 @@ export class StreamHub {
           this.position = page.to;
           this.recent.add(page);
           await this.handOut(page, [...this.subs].filter((s) => s.isLive));
-          if (page.events.length > 0) for (const s of this.subs) if (s.wants(page.runIds)) s.wake();
+          if (page.events.length > 0) for (const s of this.subs) if (s.wants(page)) s.wake();
           if (read.events.length < this.subscriberOptions.pageLimit || this.closed) break;
         }
       } catch (e) {

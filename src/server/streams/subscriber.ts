@@ -4,9 +4,15 @@
  * - live: the hub hands it each page its shared reader read, already serialised (the same bytes
  *   for every stream), and it queues the events of its runs with no read of its own;
  * - reading: it reads its own pages from its position when the hub says an event of its runs was
- *   committed (a stream that starts in the past, a session's, or one that fell behind). Once such a
- *   read comes to where the hub is (its position is one the hub passed recently), it joins the
- *   live feed.
+ *   committed (a stream that starts in the past, or one that fell behind). Once such a read comes
+ *   to where the hub is (its position is one the hub passed recently), it joins the live feed.
+ *
+ * A session's stream gains runs (each new turn). Live, it adds a run to its set at the run's
+ * `run.created`, which the hub's page names the session of (shared-page.ts); a run's events all
+ * follow its `run.created`, so it misses none of them.
+ *
+ * Invariant: the runs it knows include every run of its source whose `run.created` is at or before
+ * its position (its set is read after that position was given, or learnt from the events it passed).
  *
  * Invariant: the position advances only past an event already queued (or not this stream's), and
  * each queued event carries the position after it as its `id:`: a client cut off anywhere resumes
@@ -22,14 +28,14 @@
 import type { Stead } from "../../stead/stead.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { withModelText } from "./model-text.js";
-import type { SharedEvent, SharedPage } from "./shared-page.js";
+import { CREATED, type SharedEvent, type SharedPage } from "./shared-page.js";
 import { endMessage, eventMessage, heartbeat, opening, retryHint } from "./sse.js";
 
 export interface StreamSource {
-  /** The runs whose events the stream carries, asked again before each page; null: every run. */
+  /** The runs whose events the stream carries, asked when it opens and before each page it reads itself; null: every run. */
   runIds(): Promise<readonly string[] | null>;
-  /** Whether the set can gain runs while streaming (a session's next turn). Such a stream reads on its own. */
-  readonly grows: boolean;
+  /** The session whose turns the stream carries: its set gains each new turn while streaming. */
+  readonly session?: string;
   /** Where a stream given no position starts: its first event (the default), or where the store's events end now. */
   readonly start?: "first" | "now";
   /** The one run the stream carries: the stream ends after that run's final event. */
@@ -46,9 +52,6 @@ export interface SubscriberOptions {
   readonly logError?: (line: string) => void;
 }
 
-/** Runs a growing source was found not to hold: a run never joins a session later, so each is asked about once. */
-const OUTSIDE_MAX = 10_000;
-
 /** A run's final events: its stream ends after the first of them it sends. */
 const FINAL: Readonly<Record<string, RunStatus>> = { "run.completed": "completed", "run.failed": "failed", "run.cancelled": "cancelled" };
 
@@ -57,10 +60,8 @@ export const isFinalStatus = (status: RunStatus): boolean => TERMINAL_STATUSES.i
 export class Subscriber {
   readonly body: ReadableStream<Uint8Array>;
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  private known: ReadonlySet<string> | null | undefined;
-  private readonly outside = new Set<string>();
-  /** Runs the hub saw events of, not known to be this source's or outside it: settled by the next read. */
-  private unsure = new Set<string>();
+  /** The runs it carries (null: every run); a session's gains its new turns. */
+  private known: Set<string> | null;
   private ended = false;
   private mode: "reading" | "live" = "reading";
   private reading: Promise<void> | null = null;
@@ -69,6 +70,8 @@ export class Subscriber {
   /** The client took bytes since the last heartbeat. */
   private taken = false;
   private stalledAtLastBeat = false;
+  /** It left the live feed at a new run it could not place: its own read must pass that run before it may join again. */
+  private mustRead = false;
   /** The run had ended when the stream opened: it ends once its first read reaches the store's end. */
   private endWhenCaughtUp: RunStatus | null = null;
 
@@ -77,10 +80,10 @@ export class Subscriber {
     readonly source: StreamSource,
     private position: string | null,
     private readonly options: SubscriberOptions,
-    /** The runs it carries, when the source's set is fixed (null: every run); else learnt by its reads. */
-    known?: ReadonlySet<string> | null,
+    /** The source's runs, read after `position` was given (null: every run). */
+    known: readonly string[] | null,
   ) {
-    this.known = known;
+    this.known = known === null ? null : new Set(known);
     this.body = new ReadableStream<Uint8Array>(
       {
         start: (c) => {
@@ -105,9 +108,9 @@ export class Subscriber {
     return this.mode === "live" && !this.ended;
   }
 
-  /** Whether its own reads may hand it to the live feed (a growing source settles new runs by reading; a finished run's stream ends when caught up). */
+  /** Whether its own reads may hand it to the live feed (a finished run's stream ends when caught up). */
   get mayJoin(): boolean {
-    return !this.source.grows && !this.ended && this.mode === "reading" && this.known !== undefined && this.endWhenCaughtUp === null && this.hasRoom();
+    return !this.ended && this.mode === "reading" && this.endWhenCaughtUp === null && this.hasRoom();
   }
 
   /** Its run had ended when it opened (status read before its first read): it ends once caught up. */
@@ -115,19 +118,14 @@ export class Subscriber {
     this.endWhenCaughtUp = status;
   }
 
-  /** Whether an event of one of `runIds` may be for this stream (a reading stream is woken for it). */
-  wants(runIds: ReadonlySet<string>): boolean {
+  /** Whether `page` may hold events for this stream (a reading stream is woken for it). */
+  wants(page: SharedPage): boolean {
     if (this.ended || this.mode === "live") return false;
-    if (this.known === null || this.known === undefined) return true;
-    let wanted = false;
-    for (const id of runIds) {
-      if (this.known.has(id)) wanted = true;
-      else if (this.source.grows && !this.outside.has(id)) {
-        this.unsure.add(id);
-        wanted = true;
-      }
-    }
-    return wanted;
+    const known = this.known;
+    if (known === null) return true;
+    for (const id of page.runIds) if (known.has(id)) return true;
+    const session = this.source.session;
+    return session !== undefined && (page.turns.has(session) || page.unsettled);
   }
 
   /**
@@ -137,7 +135,8 @@ export class Subscriber {
   goLive(at: string, events: readonly SharedEvent[]): void {
     this.mode = "live";
     this.queueShared(events, undefined);
-    if (!this.ended) this.position = at;
+    // Not if it left again at an event it could not place: it reads on from where it stopped.
+    if (this.isLive) this.position = at;
   }
 
   /**
@@ -146,19 +145,16 @@ export class Subscriber {
    */
   deliver(page: SharedPage): void {
     if (this.ended || this.mode !== "live") return;
-    if (!this.hasRoom() && this.carries(page)) {
-      this.mode = "reading";
-      this.wake();
-      return;
-    }
+    if (!this.hasRoom() && this.carries(page)) return this.readOnOwn();
     this.queueShared(page.events, page);
   }
 
   private carries(page: SharedPage): boolean {
     const known = this.known;
-    if (known === null || known === undefined) return page.events.length > 0;
+    if (known === null) return page.events.length > 0;
     for (const id of page.runIds) if (known.has(id)) return true;
-    return false;
+    const session = this.source.session;
+    return session !== undefined && (page.turns.has(session) || page.unsettled);
   }
 
   /** Reads what is new for it, now or right after the read in progress (a reading stream only). */
@@ -240,16 +236,27 @@ export class Subscriber {
   /**
    * Queues the shared events of its runs (for every run, the page's one joined chunk) and moves
    * its position past them, or past `page` when given. Ends a run's stream after its final event.
+   * A session's stream takes a new turn in at its `run.created`; at one whose session is not known
+   * it leaves the live feed, and its own read settles it.
    */
   private queueShared(events: readonly SharedEvent[], page: SharedPage | undefined): void {
     const c = this.controller;
     if (!c) return;
     const run = this.source.run;
-    if (this.known === null && run === undefined && page) {
+    const known = this.known;
+    const session = this.source.session;
+    if (known === null && run === undefined && page) {
       if (events.length > 0) c.enqueue(page.whole());
     } else {
       for (const e of events) {
-        if (this.known !== null && this.known?.has(e.runId) !== true) continue;
+        if (known !== null && session !== undefined && e.type === CREATED) {
+          if (e.session === undefined) {
+            this.mustRead = true;
+            return this.readOnOwn();
+          }
+          if (e.session === session) known.add(e.runId);
+        }
+        if (known !== null && !known.has(e.runId)) continue;
         c.enqueue(e.bytes);
         this.position = e.position;
         const status = e.runId === run ? FINAL[e.type] : undefined;
@@ -257,6 +264,12 @@ export class Subscriber {
       }
     }
     if (page) this.position = page.to;
+  }
+
+  /** Leaves the live feed and reads from its position (which is at or before what it was handed). */
+  private readOnOwn(): void {
+    this.mode = "reading";
+    this.wake();
   }
 
   /**
@@ -288,29 +301,19 @@ export class Subscriber {
 
   private async readToEnd(): Promise<void> {
     const limit = this.options.pageLimit;
-    // The hub saw these runs' events committed before this read began, so the runs' rows are
-    // visible to it: one the source does not list now never joins it.
-    const settling = this.unsure;
-    this.unsure = new Set();
     while (!this.ended && this.mode === "reading") {
       // Where the hub's reader has been since: it takes the stream into the live feed, no read needed.
-      if (this.mayJoin && this.options.join(this)) return;
+      if (!this.mustRead && this.mayJoin && this.options.join(this)) return;
       const ids = await this.source.runIds();
       const page = await this.stead.eventsAfter(this.position, ids === null ? { limit } : { runIds: ids, limit });
-      if (ids !== null && this.source.grows) {
+      if (ids !== null && this.source.session !== undefined) {
         // A run that joined as the page was read may have events in its snapshot that the filter
-        // left out: the page is read again with it, from the same position.
+        // left out: the page is read again with it, from the same position. After this, every
+        // run of the source whose run.created the page passed is in the set.
         const later = await this.source.runIds();
-        if (later !== null && later.some((id) => !ids.includes(id))) {
-          this.known = new Set(later);
-          continue;
-        }
+        if (later !== null && later.some((id) => !ids.includes(id))) continue;
       }
       this.known = ids === null ? null : new Set(ids);
-      if (ids !== null && this.source.grows) {
-        if (this.outside.size > OUTSIDE_MAX) this.outside.clear();
-        for (const id of settling) if (!ids.includes(id)) this.outside.add(id);
-      }
       for (const [i, event] of page.events.entries()) {
         const position = page.positions[i];
         if (position === undefined || !(await this.send(eventMessage(position, await withModelText(this.stead, event))))) return;
@@ -320,6 +323,8 @@ export class Subscriber {
       }
       this.position = page.position;
       if (page.events.length < limit) {
+        // Past every event committed before this read: the run it could not place, too.
+        this.mustRead = false;
         if (this.endWhenCaughtUp !== null) return this.endRun(this.endWhenCaughtUp);
         // Caught up with the store: the hub takes it into the live feed if it is where the hub is.
         if (this.mayJoin) this.options.join(this);
