@@ -121,7 +121,9 @@ export function createClient(options: ClientOptions): SteadClient {
   }
 
   const post = <T = Replayed>(path: string, o?: Keyed & { [field: string]: unknown }) => call<T>("POST", path, { body: bodyOf(o), key: o?.idempotencyKey });
-  const stream = (path: string, o?: StreamOptions): Events => ({ [Symbol.asyncIterator]: () => streamEvents({ url: `${base}${path}`, headers: auth, fetch: doFetch }, o) });
+  const stream = (path: string, o?: StreamOptions, startsNow = false): Events => ({
+    [Symbol.asyncIterator]: () => streamEvents({ url: `${base}${path}`, headers: auth, fetch: doFetch, ...(startsNow ? { positionUrl: `${base}/events/position` } : {}) }, o),
+  });
   const run = (id: string) => `/runs/${seg(id)}`;
 
   return {
@@ -171,7 +173,8 @@ export function createClient(options: ClientOptions): SteadClient {
     },
     me: () => call("GET", "/auth/me"),
     tally: () => call("GET", "/tally"),
-    events: (o) => stream("/events/stream", o),
+    // Given no position it starts "now": the client asks where that is first, so a reconnect misses nothing.
+    events: (o) => stream("/events/stream", o, true),
   };
 }
 

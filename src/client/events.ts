@@ -6,6 +6,11 @@
  * the server says the stream is over: a run's stream ends after the run's final event (an `end`
  * message, or 204 No Content to a stream resumed past it).
  *
+ * Invariant: every connection but the first one of a stream that starts at its first event carries
+ * a position. A stream that would start "now" (the whole store's, given no `after`) asks where the
+ * store's events end before it connects and starts there: lost before its first event, it resumes
+ * from that position, not from a later "now" that would skip what was written in between.
+ *
  * A refusal (a 4xx: unknown run, bad token, bad position) is thrown, not retried; no answer, a 5xx
  * or a stream that ends is retried.
  */
@@ -17,7 +22,7 @@ export interface StreamOptions {
   /**
    * Start after this position (an event's `position`); `"0"`: from the stream's first event.
    * Absent: a run's or session's stream starts at its first event, the whole store's (`events()`)
-   * with the events written from now.
+   * with the events written from when it is first read (their position is asked first).
    */
   after?: string;
   /** Stops the iterator (it then returns). */
@@ -36,6 +41,8 @@ export interface StreamOptions {
 export interface StreamTarget {
   /** The stream's URL (no query). */
   url: string;
+  /** Where to ask the position it starts at when given none (`GET /events/position`): for a stream that would start "now". */
+  positionUrl?: string;
   headers: Record<string, string>;
   fetch: typeof fetch;
 }
@@ -54,11 +61,26 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
     told = state;
     options.onConnection?.(state);
   };
+  /** No answer, or one worth asking again: told, and waited for before the next try. */
+  const lost = async () => {
+    tell("lost");
+    failures++;
+    await sleep(backoff(delay, failures, max), options.signal);
+  };
   while (!options.signal?.aborted) {
     const abort = new AbortController();
     const stop = () => abort.abort();
     options.signal?.addEventListener("abort", stop, { once: true });
     try {
+      if (last === undefined && target.positionUrl !== undefined) {
+        const at = await startPosition(target.fetch, target.positionUrl, target.headers, abort.signal);
+        if (options.signal?.aborted) return;
+        if (at === undefined) {
+          await lost();
+          continue;
+        }
+        last = at;
+      }
       const headers: Record<string, string> = { ...target.headers, accept: "text/event-stream" };
       if (last !== undefined) headers["last-event-id"] = last;
       let res: Response;
@@ -66,9 +88,7 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
         res = await target.fetch(target.url, { headers, signal: abort.signal });
       } catch {
         if (options.signal?.aborted) return;
-        tell("lost");
-        failures++;
-        await sleep(backoff(delay, failures, max), options.signal);
+        await lost();
         continue;
       }
       // The stream is over (a run's, resumed past its final event): nothing to wait for.
@@ -79,9 +99,7 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
       if (!res.ok) {
         if (!RETRIED.has(res.status)) throw await refusal(res);
         await res.body?.cancel().catch(() => undefined);
-        tell("lost");
-        failures++;
-        await sleep(backoff(delay, failures, max), options.signal);
+        await lost();
         continue;
       }
       if (!res.body) throw new SteadClientError("STEAD_CLIENT_BAD_RESPONSE", res.status, "the stream's response has no body", "check the client's url points at a Stead server");
@@ -112,15 +130,34 @@ export async function* streamEvents(target: StreamTarget, options: StreamOptions
         reader.releaseLock();
       }
       if (options.signal?.aborted) return;
-      tell("lost");
-      failures++;
       // The first reconnect after a stream that ran is at the server's delay; then backoff.
-      await sleep(backoff(delay, failures, max), options.signal);
+      await lost();
     } finally {
       options.signal?.removeEventListener("abort", stop);
       abort.abort();
     }
   }
+}
+
+/**
+ * Where the store's event stream ends now (`{ position }`); undefined when there was no answer or
+ * one worth asking again. A refusal (a 4xx) is thrown, as the stream's own would be.
+ */
+async function startPosition(doFetch: typeof fetch, url: string, headers: Record<string, string>, signal: AbortSignal): Promise<string | undefined> {
+  let res: Response;
+  try {
+    res = await doFetch(url, { headers: { ...headers, accept: "application/json" }, signal });
+  } catch {
+    return undefined;
+  }
+  if (!res.ok) {
+    if (!RETRIED.has(res.status)) throw await refusal(res);
+    await res.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  const body = (await res.json().catch(() => undefined)) as { position?: unknown } | undefined;
+  if (typeof body?.position !== "string") throw new SteadClientError("STEAD_CLIENT_BAD_RESPONSE", res.status, "the stream's start position is not in the answer", "check the client's url points at a Stead server");
+  return body.position;
 }
 
 const backoff = (base: number, failures: number, max: number): number => Math.min(max, base * 2 ** Math.max(0, failures - 1));

@@ -121,7 +121,7 @@ export class StreamHub {
     }, this.heartbeatMs);
     this.heartbeats.unref();
     // Where the shared reader stands: every event it reads next is new to the stream.
-    if (fromNow && this.position !== null) sub.goLive(this.position, []);
+    if (fromNow && this.position !== null) sub.startLive(this.position);
     else sub.wake();
     return sub.body;
   }

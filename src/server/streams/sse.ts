@@ -29,5 +29,12 @@ export const endMessage = (runId: string, status: string): Uint8Array => encoder
 /** The reconnection delay a client should use, sent as the stream ends (shutdown, or dropped for falling behind). */
 export const retryHint = (ms: number, why: string): Uint8Array => encoder.encode(`: ${why}\nretry: ${Math.max(0, Math.round(ms))}\n\n`);
 
+/**
+ * Where a stream that starts "now" starts: an `id:` with no data. It is no event (EventSource
+ * dispatches none), but it sets the id a reconnect sends as `Last-Event-ID`, so a stream lost
+ * before its first event resumes from where it began, not from a later "now".
+ */
+export const startMessage = (position: string): Uint8Array => encoder.encode(`id: ${position}\n\n`);
+
 /** The first bytes of a stream: the reconnection delay (and the response's headers go out with it). */
 export const opening = (retryMs: number): Uint8Array => encoder.encode(`retry: ${Math.max(0, Math.round(retryMs))}\n\n`);

@@ -29,7 +29,7 @@ import type { Stead } from "../../stead/stead.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { withModelText } from "./model-text.js";
 import { CREATED, type SharedEvent, type SharedPage } from "./shared-page.js";
-import { endMessage, eventMessage, heartbeat, opening, retryHint } from "./sse.js";
+import { endMessage, eventMessage, heartbeat, opening, retryHint, startMessage } from "./sse.js";
 
 export interface StreamSource {
   /** The runs whose events the stream carries, asked when it opens and before each page it reads itself; null: every run. */
@@ -126,6 +126,13 @@ export class Subscriber {
     for (const id of page.runIds) if (known.has(id)) return true;
     const session = this.source.session;
     return session !== undefined && (page.turns.has(session) || page.unsettled);
+  }
+
+  /** A stream that starts "now": takes it into the live feed at `at`, and tells its client that position. */
+  startLive(at: string): void {
+    if (this.ended) return;
+    this.controller?.enqueue(startMessage(at));
+    this.goLive(at, []);
   }
 
   /**
