@@ -1,6 +1,7 @@
 /**
- * Open `/events/stream` connections held in a process of their own, so that reading them does not
- * take the event loop of the process whose requests are timed. `holdStreams(url)` spawns this file;
+ * Open stream connections (`/events/stream` unless told another path, such as a session's) held in
+ * a process of their own, so that reading them does not take the event loop of the process whose
+ * requests are timed. `holdStreams(url, path)` spawns this file;
  * run as that child, it opens streams when told (`open N` on stdin, answered `opened TOTAL` once
  * each has its first bytes), counts the events each has carried (`count`, answered `count MIN MAX`; `reset` counts from zero again),
  * and exits when its stdin closes.
@@ -19,8 +20,8 @@ export interface StreamHolder {
   close(): Promise<void>;
 }
 
-export function holdStreams(url: string): StreamHolder {
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, import.meta.filename, url], { stdio: ["pipe", "pipe", "inherit"] });
+export function holdStreams(url: string, path = "/api/v1/events/stream"): StreamHolder {
+  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, import.meta.filename, url, path], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const waiting: ((line: string) => void)[] = [];
   lines.on("line", (line) => waiting.shift()?.(line));
@@ -61,7 +62,7 @@ interface Held {
 function openOne(url: string, held: Held[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const h: Held = { req: undefined as unknown as ClientRequest, events: 0, tail: "" };
-    h.req = request(`${url}/api/v1/events/stream`, { agent: false, headers: { accept: "text/event-stream" } }, (res) => {
+    h.req = request(url, { agent: false, headers: { accept: "text/event-stream" } }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`a stream was answered ${String(res.statusCode)}`));
       res.setEncoding("utf8");
       let first = true;
@@ -82,7 +83,8 @@ function openOne(url: string, held: Held[]): Promise<void> {
   });
 }
 
-async function main(url: string): Promise<void> {
+async function main(base: string, path: string): Promise<void> {
+  const url = `${base}${path}`;
   const held: Held[] = [];
   const lines = createInterface({ input: process.stdin });
   for await (const line of lines) {
@@ -103,8 +105,8 @@ async function main(url: string): Promise<void> {
   for (const h of held) h.req.destroy();
 }
 
-if (process.argv[1] === import.meta.filename && process.argv[2]) {
-  main(process.argv[2]).then(
+if (process.argv[1] === import.meta.filename && process.argv[2] && process.argv[3]) {
+  main(process.argv[2], process.argv[3]).then(
     () => process.exit(0),
     (e: unknown) => {
       console.error(e);

@@ -1,14 +1,20 @@
 /**
  * Requests under open streams: starts per second through the HTTP API, one caller sending them one
  * after another (each waits for its answer, so the figure is the request's latency), against
- * `stead serve` in its own process with 0, 200 and 2,000 `/events/stream` connections open (held by
- * a process of their own, stream-holder.ts), back to back in each round, and with none again once
- * they are closed (the reference is the mean of the two with none: the machine is shared, and its
- * load drifts). Every start writes an event each open stream carries, so the server hands each
- * start to every stream while it answers the next. Also the server's CPU time per start (from
- * /proc, steadier than wall time on a shared machine) and its resident memory per open stream
- * (RSS with 2,000 open, less RSS with none, over 2,000). Each round checks that every open stream
- * carried every start's event.
+ * `stead serve` in its own process with 0, 200 and 2,000 streams open (held by a process of their
+ * own, stream-holder.ts), back to back in each round, and with none again once they are closed
+ * (the reference is the mean of the two with none: the machine is shared, and its load drifts).
+ * Also the server's CPU time per start (from /proc, steadier than wall time on a shared machine)
+ * and its resident memory per open stream (RSS with 2,000 open, less RSS with none, over 2,000).
+ *
+ * The streams are of one kind per call:
+ * - `store`: the whole store's (`/events/stream`). Every start writes an event each stream
+ *   carries, so the server hands each start to every stream while it answers the next. Each round
+ *   checks that every open stream carried every start's event.
+ * - `session`: one session's (`/sessions/ID/stream`). The starts are runs of no session: each
+ *   stream must learn that a new run is not its session's turn (it once cost a store read per
+ *   stream per start). Each round then sends the session a turn and checks that every open stream
+ *   carried its one event, and nothing of the starts.
  */
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -19,6 +25,11 @@ import { serveCli } from "./serve-cli.js";
 import { holdStreams } from "./stream-holder.js";
 
 export const STREAM_COUNTS = [0, 200, 2000] as const;
+
+/** Which streams are held open: the whole store's, or one session's. */
+export type StreamKind = "store" | "session";
+
+const SESSION = "bench-chat";
 
 export interface LoadRound {
   /** Starts per second with each of STREAM_COUNTS streams open, in that order. */
@@ -74,9 +85,9 @@ const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `rounds` rounds over one store and one server: in each, `starts` sequential starts with no
- * stream open, then with 200, then with 2,000 (the holder is closed between rounds).
+ * stream of `kind` open, then with 200, then with 2,000 (the holder is closed between rounds).
  */
-export async function startsUnderStreams(dir: string, rounds: number, starts: number): Promise<LoadRound[]> {
+export async function startsUnderStreams(dir: string, rounds: number, starts: number, kind: StreamKind): Promise<LoadRound[]> {
   const store = join(dir, "stead.db");
   const stead = lib.createStead({ store });
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -93,6 +104,8 @@ export async function startsUnderStreams(dir: string, rounds: number, starts: nu
       await settle(20);
     }
     await announcer.stop();
+    // The session the session streams follow: one turn, queued (no worker runs it).
+    if (kind === "session") await stead.session(parked, SESSION).send(undefined);
     served = await serveCli(store);
     const pid = served.child.pid ?? 0;
     const url = `${served.url}/api/v1/runs`;
@@ -108,7 +121,7 @@ export async function startsUnderStreams(dir: string, rounds: number, starts: nu
     for (let i = 0; i < 4 * starts; i++) await start();
     const out: LoadRound[] = [];
     for (let r = 0; r < rounds; r++) {
-      const holder = holdStreams(served.url);
+      const holder = holdStreams(served.url, kind === "session" ? `/api/v1/sessions/${SESSION}/stream` : "/api/v1/events/stream");
       try {
         const rates: number[] = [];
         const cpu: number[] = [];
@@ -124,7 +137,16 @@ export async function startsUnderStreams(dir: string, rounds: number, starts: nu
           const t = await timed();
           rates.push(t.perSec);
           cpu.push(t.cpuMs);
-          if (n > 0) {
+          if (n > 0 && kind === "session") {
+            // None of the starts is a turn of the session; a new turn is, and every stream carries its run.created.
+            await post(agent, `${served.url}/api/v1/sessions/${SESSION}/messages`, token, { text: "a turn" });
+            let got = await holder.count();
+            for (let tries = 0; got.min < 1 && tries < 600; tries++) {
+              await settle(100);
+              got = await holder.count();
+            }
+            if (got.min !== 1 || got.max !== 1) throw new Error(`with ${n} session streams open, the streams carried ${got.min} to ${got.max} events of ${starts} starts outside the session and one new turn, not 1 each`);
+          } else if (n > 0) {
             // Every open stream carried every start's run.created (the last ones may still be on their way).
             let got = await holder.count();
             for (let tries = 0; got.min < starts && tries < 600; tries++) {

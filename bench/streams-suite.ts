@@ -4,21 +4,21 @@
  * every event of the run, in order, once; the figures are the time from the run's first event to
  * the last subscriber's last event with 1,000 subscribers against the same with 1 (same run, same
  * machine, back to back), and the server's resident memory growth per connected subscriber. Then
- * starts per second through the API with 0, 200 and 2,000 whole-store streams open
- * (streams-load.ts), and the server's memory per open stream.
+ * starts per second through the API with 0, 200 and 2,000 whole-store streams open, then the same
+ * with one session's streams open (streams-load.ts), and the server's memory per open stream.
  */
 import { request } from "node:http";
 import { join } from "node:path";
 import { stead as lib } from "./lib.js";
 import { fmt, median, noisy, printTable, type Row } from "./report.js";
 import { serveCli, type ServedCli } from "./serve-cli.js";
-import { rssBytes, startsUnderStreams, STREAM_COUNTS } from "./streams-load.js";
+import { rssBytes, startsUnderStreams, STREAM_COUNTS, type StreamKind } from "./streams-load.js";
 import { inScratch } from "./temp-dir.js";
 
 const MANY = 1000;
 const STEPS = 100;
 const ROUNDS = 3;
-/** Sequential starts timed with each number of whole-store streams open, per round. */
+/** Sequential starts timed with each number of streams open, per round. */
 const STARTS = 200;
 
 const chatty = lib.workflow("bench-streams", async (ctx, input: { steps: number }) => {
@@ -137,27 +137,34 @@ export async function streamsSuite(): Promise<void> {
       await new Promise((r) => served.child.once("exit", r));
     }
   });
-  console.log(`\nStarts under open streams (SQLite store; stead serve in its own process; ${STARTS} sequential starts through HTTP with ${STREAM_COUNTS.join(", ")} /events/stream connections open, then none again, ${ROUNDS} rounds)\n`);
-  await inScratch("streams-load", async (dir) => {
-    const rounds = await startsUnderStreams(dir, ROUNDS, STARTS);
+  for (const kind of ["store", "session"] as const) await startsSuite(kind);
+}
+
+/** Starts per second through HTTP with 0, 200 and 2,000 streams of `kind` open, against none. */
+async function startsSuite(kind: StreamKind): Promise<void> {
+  const what = kind === "store" ? "/events/stream" : "/sessions/ID/stream (one session's; the starts are of no session)";
+  const streams = kind === "store" ? "streams" : "session streams";
+  console.log(`\nStarts under open ${streams} (SQLite store; stead serve in its own process; ${STARTS} sequential starts through HTTP with ${STREAM_COUNTS.join(", ")} ${what} connections open, then none again, ${ROUNDS} rounds)\n`);
+  await inScratch(`streams-load-${kind}`, async (dir) => {
+    const rounds = await startsUnderStreams(dir, ROUNDS, STARTS, kind);
     const rate = (k: number) => rounds.map((r) => r.startsPerSec[k] ?? NaN);
     // Against the mean of the rates with none open before and after: the machine's load drifts.
     const ratio = (k: number) => rounds.map((r) => (r.startsPerSec[k] ?? NaN) / (((r.startsPerSec[0] ?? NaN) + r.startsPerSecAfter) / 2));
     const cpu = (k: number) => rounds.map((r) => r.cpuMsPerStart[k] ?? NaN);
     const most = STREAM_COUNTS.length - 1;
-    console.log(`starts/s: ${STREAM_COUNTS.map((n, k) => `${n} streams ${rate(k).map((x) => fmt(x)).join(" / ")}`).join("; ")}; none again ${rounds.map((r) => fmt(r.startsPerSecAfter)).join(" / ")}`);
-    console.log(`server CPU ms per start: ${STREAM_COUNTS.map((n, k) => `${n} streams ${cpu(k).map((x) => fmt(x, 2)).join(" / ")}`).join("; ")}\n`);
+    console.log(`starts/s: ${STREAM_COUNTS.map((n, k) => `${n} ${streams} ${rate(k).map((x) => fmt(x)).join(" / ")}`).join("; ")}; none again ${rounds.map((r) => fmt(r.startsPerSecAfter)).join(" / ")}`);
+    console.log(`server CPU ms per start: ${STREAM_COUNTS.map((n, k) => `${n} ${streams} ${cpu(k).map((x) => fmt(x, 2)).join(" / ")}`).join("; ")}\n`);
     // The first round's: later rounds' streams reuse memory the first round's left to the process.
     const perStream = rounds[0]?.rssPerStream ?? NaN;
     const rows: Row[] = [
       ...STREAM_COUNTS.map((n, k): Row => {
         const note = noisy(rate(k));
-        return { name: `starts/s through HTTP, one caller, ${fmt(n)} streams open`, value: fmt(median(rate(k))), target: "", pass: null, ...(note ? { note } : {}) };
+        return { name: `starts/s through HTTP, one caller, ${fmt(n)} ${streams} open`, value: fmt(median(rate(k))), target: "", pass: null, ...(note ? { note } : {}) };
       }),
-      { name: `  ${fmt(STREAM_COUNTS[1] ?? 0)} streams / none`, value: `${fmt(median(ratio(1)), 2)}x`, target: "", pass: null },
-      { name: `  ${fmt(STREAM_COUNTS[most] ?? 0)} streams / none`, value: `${fmt(median(ratio(most)), 2)}x`, target: ">= 0.50x", pass: median(ratio(most)) >= 0.5 },
-      { name: `  server CPU per start, ${fmt(STREAM_COUNTS[most] ?? 0)} streams / none`, value: `${fmt(median(rounds.map((r) => (r.cpuMsPerStart[most] ?? NaN) / (r.cpuMsPerStart[0] ?? NaN))), 2)}x`, target: "", pass: null },
-      { name: "  server memory per open stream (RSS, first round)", value: Number.isNaN(perStream) ? "n/a (no /proc)" : `${fmt(perStream / 1024, 1)} KiB`, target: "", pass: null },
+      { name: `  ${fmt(STREAM_COUNTS[1] ?? 0)} ${streams} / none`, value: `${fmt(median(ratio(1)), 2)}x`, target: "", pass: null },
+      { name: `  ${fmt(STREAM_COUNTS[most] ?? 0)} ${streams} / none`, value: `${fmt(median(ratio(most)), 2)}x`, target: ">= 0.50x", pass: median(ratio(most)) >= 0.5 },
+      { name: `  server CPU per start, ${fmt(STREAM_COUNTS[most] ?? 0)} ${streams} / none`, value: `${fmt(median(rounds.map((r) => (r.cpuMsPerStart[most] ?? NaN) / (r.cpuMsPerStart[0] ?? NaN))), 2)}x`, target: "", pass: null },
+      { name: `  server memory per open ${kind === "store" ? "stream" : "session stream"} (RSS, first round)`, value: Number.isNaN(perStream) ? "n/a (no /proc)" : `${fmt(perStream / 1024, 1)} KiB`, target: "", pass: null },
     ];
     printTable(rows);
   });
