@@ -9,6 +9,10 @@
  * 0.04-0.09x, 1,000 -> 0.01-0.02x (5.1 starts/s against 698 with none); the same counts of
  * whole-store streams 0.67-0.96x and 0.44-0.96x, of one run's streams 0.86-1.39x.
  * Expected (issue 39's target for streams): at least 0.5x.
+ * After session streams rode the shared reader (same machine, same day): before the fix 0.06x and
+ * 0.01x; after it 0.89-1.14x and 0.94-1.22x (two runs on a quiet machine; 0.26-0.93x and
+ * 0.28-0.52x in three runs while the machine's load average was above 5 on 2 cores). The bench
+ * measures the same with 2,000 (bench/streams-suite.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
