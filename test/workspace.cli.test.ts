@@ -148,7 +148,7 @@ describe("stead snapshots / restore / diff / gc", () => {
     expect(JSON.parse(keep.stdout)).toMatchObject({ snapshotsDeleted: 0, blobsDeleted: 0 });
     // run-1 is still live: --keep-steps leaves it whole.
     const live = await cli(["gc", "--keep-steps", "1", "--grace", "0", ...store], dir);
-    expect(live.stdout).toMatch(/^deleted 0 snapshots and 0 blobs \(0 B\); \d+ blobs still referenced\n$/);
+    expect(live.stdout).toMatch(/^deleted 0 snapshots and 0 blobs \(0 B\); \d+ blobs still referenced\nerased: no deleted row's bytes are left in the store file or its -wal\n$/);
     const s = new SqliteStore({ path: db });
     await s.commit([[{ runId: "run-1", run: { status: "completed" } }]]);
     await s.close();
