@@ -10,7 +10,7 @@ import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { CALLERS, concurrently, parkAll } from "./control-rate.js";
 import { stead as lib } from "./lib.js";
-import { parked } from "./parked-memory.js";
+import { announceParked, parked } from "./parked-memory.js";
 import { serveCli } from "./serve-cli.js";
 
 /** POSTs `body` as JSON; the parsed reply, or a thrown error naming the status and the reply. */
@@ -48,15 +48,7 @@ export async function httpControlRates(dir: string, runs: number): Promise<HttpC
   try {
     await stead.ready();
     const { token } = await stead.tokens.create({ name: "bench", role: "operator" });
-    // A start by name needs the definition announced: a worker announces it, then stops, so no
-    // run executes while starts are timed.
-    const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
-    announcer.start();
-    for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
-      if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await announcer.stop();
+    await announceParked(stead);
     served = await serveCli(store);
     const api = `${served.url}/api/v1`;
     const ids: string[] = [];

@@ -13,6 +13,20 @@ export const parked = lib.workflow(NAME, { version: VERSION }, async (ctx) => {
   return "approved";
 });
 
+/**
+ * A start by name needs the definition announced: a worker announces `parked`, then stops, so no
+ * run executes while starts are timed.
+ */
+export async function announceParked(stead: ReturnType<typeof lib.createStead>): Promise<void> {
+  const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
+  announcer.start();
+  for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
+    if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await announcer.stop();
+}
+
 /** What a worker process holds after a forced GC, in bytes. */
 export interface Footprint {
   rss: number;

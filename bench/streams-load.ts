@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { stead as lib } from "./lib.js";
-import { parked } from "./parked-memory.js";
+import { announceParked, parked } from "./parked-memory.js";
 import { serveCli } from "./serve-cli.js";
 import { holdStreams } from "./stream-holder.js";
 
@@ -95,15 +95,8 @@ export async function startsUnderStreams(dir: string, rounds: number, starts: nu
   try {
     await stead.ready();
     const { token } = await stead.tokens.create({ name: "bench", role: "operator" });
-    // A start by name needs the definition announced: a worker announces it, then stops, so no
-    // run executes while starts are timed (each start writes one event, its run.created).
-    const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
-    announcer.start();
-    for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
-      if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
-      await settle(20);
-    }
-    await announcer.stop();
+    // Each start writes one event, its run.created.
+    await announceParked(stead);
     // The session the session streams follow: one turn, queued (no worker runs it).
     if (kind === "session") await stead.session(parked, SESSION).send(undefined);
     served = await serveCli(store);

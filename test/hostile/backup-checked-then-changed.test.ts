@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, localKey, workflow } from "../../src/index.js";
 import { openBackup } from "../../src/stead/transfer.js";
 import { cli, requireBuild, spawnCli, tempDir, until } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 import { freshDatabase } from "../setup/postgres.js";
 import { plantTokenInBackup } from "./tampering.js";
 
@@ -27,18 +27,10 @@ describe("a signed backup changed after it was checked", () => {
 
   beforeAll(async () => {
     dir = tempDir("stead-toctou-");
-    const stead = createStead({ store: join(dir, "source.db"), encryption: encryption() });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      await stead.start(flow, 1, { id: "s1" });
-      await stead.waitFor("s1", { timeoutMs: 20_000 });
-      await stead.tokens.create({ name: "ops", role: "operator" });
-      backup = (await stead.backup(join(dir, "backup.db"))).file;
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store: join(dir, "source.db"), encryption: encryption() }), flow, [["s1", 1]], async (s) => {
+      await s.tokens.create({ name: "ops", role: "operator" });
+      backup = (await s.backup(join(dir, "backup.db"))).file;
+    });
   }, 60_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -113,17 +105,7 @@ describe("stead backup --restore, with the backup changed while the CLI opens it
   beforeAll(async () => {
     requireBuild();
     dir = tempDir("stead-toctou-cli-");
-    const stead = createStead({ store: join(dir, "source.db") });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      await stead.start(flow, 1, { id: "s1" });
-      await stead.waitFor("s1", { timeoutMs: 20_000 });
-      await stead.tokens.create({ name: "ops", role: "operator" });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store: join(dir, "source.db") }), flow, [["s1", 1]], (s) => s.tokens.create({ name: "ops", role: "operator" }));
     backup = join(dir, "backup.db");
     const r = await cli(["backup", "--to", backup, "--store", join(dir, "source.db")], dir);
     expect(r.code, r.stderr).toBe(0);

@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 
 const ESCAPES = "\x1b]0;pwned\x07\x1b[2J";
 // eslint-disable-next-line no-control-regex
@@ -27,16 +27,7 @@ describe("text a backup holds, printed by the CLI", () => {
     requireBuild();
     dir = tempDir("stead-backup-text-");
     const store = join(dir, "stead.db");
-    const stead = createStead({ store });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      await stead.start(flow, 1, { id: "r1" });
-      await stead.waitFor("r1", { timeoutMs: 20_000 });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store }), flow, [["r1", 1]]);
     backup = join(dir, "backup.db");
     const r = await cli(["backup", "--to", backup, "--store", store], dir);
     expect(r.code, r.stderr).toBe(0);

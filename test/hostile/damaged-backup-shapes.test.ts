@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns, numberedRuns } from "../helpers/completed-runs.js";
 
 const flow = workflow("damaged-shapes", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `output ${n}`));
 
@@ -22,16 +22,7 @@ describe("a backup damaged in other ways", () => {
     requireBuild();
     dir = tempDir("stead-damaged-shapes-");
     const store = join(dir, "stead.db");
-    const stead = createStead({ store });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      for (let n = 0; n < 3; n++) await stead.start(flow, n, { id: `r${n}` });
-      for (let n = 0; n < 3; n++) await stead.waitFor(`r${n}`, { timeoutMs: 20_000 });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store }), flow, numberedRuns("r", 3));
     backup = join(dir, "backup.db");
     const r = await cli(["backup", "--to", backup, "--store", store], dir);
     expect(r.code, r.stderr).toBe(0);

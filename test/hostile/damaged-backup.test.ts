@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns, numberedRuns } from "../helpers/completed-runs.js";
 import { withClient } from "../setup/databases.js";
 import { freshDatabase } from "../setup/postgres.js";
 
@@ -30,16 +30,7 @@ describe("a damaged backup", () => {
     requireBuild();
     dir = tempDir("stead-damaged-backup-");
     const store = join(dir, "stead.db");
-    const stead = createStead({ store });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      for (let n = 0; n < 20; n++) await stead.start(flow, n, { id: `r${n}` });
-      for (let n = 0; n < 20; n++) await stead.waitFor(`r${n}`, { timeoutMs: 20_000 });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store }), flow, numberedRuns("r", 20));
     backup = join(dir, "backup.db");
     const r = await cli(["backup", "--to", backup, "--store", store], dir);
     expect(r.code, r.stderr).toBe(0);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Big enough that an input or output spills onto overflow pages of its own (4 KiB pages). */
@@ -45,16 +45,7 @@ describe("stead gc --finished-before on an SQLite store", () => {
     requireBuild();
     dir = tempDir("stead-gc-trace-");
     store = join(dir, "stead.db");
-    const stead = createStead({ store });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      for (const id of [...old, "kept"]) await stead.start(flow, { run: id, note: marker(id) }, { id });
-      for (const id of [...old, "kept"]) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store }), flow, [...old, "kept"].map((id) => [id, { run: id, note: marker(id) }] as const));
     // Time passes for the old runs: they finished 40 days ago.
     const db = new Database(store);
     try {

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, spawnCli, tempDir, until } from "../cli-helpers.js";
 import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const marker = (run: string) => `GCMARK-${run}-`.repeat(400);
@@ -38,16 +39,7 @@ function occurrences(path: string, needle: string): Record<string, number> {
 
 /** A store holding `old` runs, finished 40 days ago, each with its marker in a step's output. */
 async function storeWithOldRuns(store: string, old: readonly string[]): Promise<void> {
-  const stead = createStead({ store });
-  const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-  w.start();
-  try {
-    for (const id of old) await stead.start(flow, { run: id, note: marker(id) }, { id });
-    for (const id of old) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
-  } finally {
-    await w.stop({ graceMs: 500 });
-    await stead.close();
-  }
+  await completeRuns(createStead({ store }), flow, old.map((id) => [id, { run: id, note: marker(id) }] as const));
   const db = new Database(store);
   try {
     db.prepare(`UPDATE runs SET updated_at = ? WHERE id LIKE 'old%'`).run(Date.now() - 40 * DAY);
@@ -74,6 +66,19 @@ describe("stead gc while another connection reads the store", () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** `stead gc` while another connection is in the middle of a read transaction (as a backup's VACUUM INTO or an export is). */
+  async function gcWhileReading(store: string, args: string[], holdReader = true): Promise<Awaited<ReturnType<typeof cli>>> {
+    const reader = new Database(store, { readonly: true });
+    try {
+      if (holdReader) reader.exec("BEGIN");
+      reader.prepare("SELECT count(*) FROM runs").get();
+      return await cli(["gc", ...args, "--store", store], dir);
+    } finally {
+      if (holdReader) reader.exec("COMMIT");
+      reader.close();
+    }
+  }
+
   it("says the bytes are not erased yet, and a worker erases them once the reader is gone and the store is written again", async () => {
     const store = join(dir, "worker", "stead.db");
     await storeWithOldRuns(store, old);
@@ -82,15 +87,9 @@ describe("stead gc while another connection reads the store", () => {
     const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
     w.start();
     try {
-      // A reader in the middle of a read transaction (as a backup's VACUUM INTO or an export is).
-      const reader = new Database(store, { readonly: true });
       // NO_READER=1 runs the same without the reader: it passes (the control).
       const holdReader = process.env.NO_READER === undefined;
-      if (holdReader) reader.exec("BEGIN");
-      reader.prepare("SELECT count(*) FROM runs").get();
-      const r = await cli(["gc", "--finished-before", "30d", "--store", store, "--json", "--erase-wait", "1"], dir);
-      if (holdReader) reader.exec("COMMIT");
-      reader.close();
+      const r = await gcWhileReading(store, ["--finished-before", "30d", "--json", "--erase-wait", "1"], holdReader);
       expect(r.code, r.stderr).toBe(0);
       const result = JSON.parse(r.stdout) as GcJson;
       expect(result.runs).toBe(old.length);
@@ -117,12 +116,7 @@ describe("stead gc while another connection reads the store", () => {
     const server = createStead({ store });
     await server.ready();
     try {
-      const reader = new Database(store, { readonly: true });
-      reader.exec("BEGIN");
-      reader.prepare("SELECT count(*) FROM runs").get();
-      const first = await cli(["gc", "--finished-before", "30d", "--store", store, "--erase-wait", "1"], dir);
-      reader.exec("COMMIT");
-      reader.close();
+      const first = await gcWhileReading(store, ["--finished-before", "30d", "--erase-wait", "1"]);
       expect(first.code, first.stderr).toBe(0);
       expect(first.stdout).toMatch(/deleted 6 finished run\(s\)[\s\S]*not yet erased/);
       expect(left(store)).not.toEqual(none());

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 import { STORE_KINDS } from "../helpers/both-stores.js";
 import { withClient } from "../setup/databases.js";
 import { freshDatabase } from "../setup/postgres.js";
@@ -40,17 +40,7 @@ describe("tokens on import and restore", () => {
     requireBuild();
     dir = tempDir("stead-import-tokens-");
     const store = join(dir, "source.db");
-    const stead = createStead({ store });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      await stead.start(flow, 21, { id: "t1" });
-      await stead.waitFor("t1", { timeoutMs: 20_000 });
-      await stead.tokens.create({ name: "ops", role: "operator" });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store }), flow, [["t1", 21]], (s) => s.tokens.create({ name: "ops", role: "operator" }));
     const dump = join(dir, "source.dump");
     expect((await cli(["export", "--out", dump, "--store", store], dir)).code).toBe(0);
     const planted = plantTokenInDump(readFileSync(dump, "utf8"));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, workflow } from "../../src/index.js";
 import { cli, requireBuild, spawnCli, tempDir, until } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 
 const flow = workflow("legacy-modes", { version: "1" }, async (ctx, n: number) => ctx.step("a", () => `secret-ish output ${n}`));
 
@@ -22,16 +22,7 @@ describe("a store created 0644 before stores were made 0600", () => {
     requireBuild();
     dir = tempDir("stead-legacy-modes-");
     const made = join(dir, "made.db");
-    const stead = createStead({ store: made });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      await stead.start(flow, 1, { id: "r1" });
-      await stead.waitFor("r1", { timeoutMs: 20_000 });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(createStead({ store: made }), flow, [["r1", 1]]);
     // As an older Stead left it under umask 022.
     store = join(dir, "stead.db");
     copyFileSync(made, store);

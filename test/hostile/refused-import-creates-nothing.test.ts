@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, localKey, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns } from "../helpers/completed-runs.js";
 import { withClient } from "../setup/databases.js";
 import { freshDatabase } from "../setup/postgres.js";
 
@@ -19,15 +19,7 @@ const flow = workflow("refused-import", { version: "1" }, async (ctx, n: number)
 
 async function seed(store: string, key?: Buffer): Promise<void> {
   const stead = createStead({ store, ...(key ? { encryption: { key: localKey(key, "the test's key"), keyDir: "/nonexistent-stead-keys" } } : {}) });
-  const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-  w.start();
-  try {
-    await stead.start(flow, 1, { id: "r1" });
-    await stead.waitFor("r1", { timeoutMs: 20_000 });
-  } finally {
-    await w.stop({ graceMs: 500 });
-    await stead.close();
-  }
+  await completeRuns(stead, flow, [["r1", 1]]);
 }
 
 const pgTables = (url: string) => withClient(url, async (c) => (await c.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")).rows);

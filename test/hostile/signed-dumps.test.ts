@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStead, localKey, workflow } from "../../src/index.js";
 import { cli, requireBuild, tempDir } from "../cli-helpers.js";
-import { FAST_WORKER } from "../helpers/temp-store.js";
+import { completeRuns, numberedRuns } from "../helpers/completed-runs.js";
 import { withClient } from "../setup/databases.js";
 import { freshDatabase } from "../setup/postgres.js";
 import { plantTokenInBackup, plantTokenInDump } from "./tampering.js";
@@ -39,16 +39,7 @@ describe("the dump and the backup of an encrypted store", () => {
     env = { STEAD_ENCRYPTION_KEY: key, STEAD_KEY_DIR: join(dir, "no-keys") };
     const store = join(dir, "source.db");
     const stead = createStead({ store, encryption: { key: localKey(Buffer.from(key, "base64"), "the test's key"), keyDir: join(dir, "no-keys") } });
-    const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
-    w.start();
-    try {
-      for (let n = 0; n < 3; n++) await stead.start(flow, n, { id: `s${n}` });
-      for (let n = 0; n < 3; n++) await stead.waitFor(`s${n}`, { timeoutMs: 20_000 });
-      await stead.tokens.create({ name: "ops", role: "operator" });
-    } finally {
-      await w.stop({ graceMs: 500 });
-      await stead.close();
-    }
+    await completeRuns(stead, flow, numberedRuns("s", 3), (s) => s.tokens.create({ name: "ops", role: "operator" }));
     dump = join(dir, "source.dump");
     backup = join(dir, "source-backup.db");
     for (const args of [["export", "--out", dump], ["backup", "--to", backup]]) {

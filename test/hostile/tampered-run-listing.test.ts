@@ -8,18 +8,16 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import Database from "better-sqlite3";
-import type { Browser } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, type Run } from "../../src/client/index.js";
 import { createStead, localKey, workflow, type Stead } from "../../src/index.js";
 import { tokensOf } from "../../src/server/auth.js";
 import { listen } from "../../src/server/listen.js";
 import { cli, requireBuild, ROOT } from "../cli-helpers.js";
 import { onStore, STORE_KINDS, type StoreKind } from "../helpers/both-stores.js";
-import { launchBrowser, openConsole, serveConsole } from "../helpers/console.js";
+import { sealedStoreConsole } from "../helpers/sealed-console.js";
 import { tempDir } from "../helpers/temp-store.js";
 import { caught } from "../helpers/waiting.js";
-import { join } from "node:path";
 
 const note = workflow("hostile-note", async (ctx, input: { note: string }) => ctx.step("say", () => input.note));
 const IDS = ["run-a", "run-b", "run-c"];
@@ -147,23 +145,10 @@ describe.each(STORE_KINDS.map((k) => [k]))("a tampered runs row in the run listi
 });
 
 describe("a tampered runs row in the console's run list", () => {
-  let browser: Browser | undefined;
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterAll(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-    await browser?.close();
-  });
+  const consoles = sealedStoreConsole("stead-hostile-console");
 
   it("lists every run, the damaged one marked with STEAD_DATA_TAMPERED", async () => {
-    const key = randomBytes(32);
-    const dir = tempDir("stead-hostile-console-");
-    const keyDir = tempDir("stead-hostile-console-keys-");
-    cleanups.push(dir.remove, keyDir.remove);
-    await tamperedStore("sqlite", "tampered-list-console", key, join(dir.dir, ".stead", "stead.db"));
-    browser = await launchBrowser();
-    const server = await serveConsole({ dir: dir.dir, env: { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir } });
-    cleanups.push(() => server.stop());
-    const c = await openConsole(browser, server, { signIn: "login-url", path: "/runs" });
+    const { c } = await consoles.open((path, key) => tamperedStore("sqlite", "tampered-list-console", key, path), "/runs");
     try {
       const damaged = c.page.locator(`tr[data-run="${DAMAGED}"]`);
       await damaged.waitFor({ timeout: 15_000 });

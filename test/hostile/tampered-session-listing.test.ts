@@ -10,10 +10,8 @@
  * error is changed: in the SQLite file's bytes, or by an UPDATE of the Postgres row.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, type Session } from "../../src/client/index.js";
 import { createStead, localKey, workflow, type Stead } from "../../src/index.js";
@@ -21,7 +19,7 @@ import { tokensOf } from "../../src/server/auth.js";
 import { listen, type Listening } from "../../src/server/listen.js";
 import { cli, requireBuild, ROOT } from "../cli-helpers.js";
 import { onStore, STORE_KINDS, type StoreKind } from "../helpers/both-stores.js";
-import { launchBrowser, openConsole, serveConsole } from "../helpers/console.js";
+import { sealedStoreConsole } from "../helpers/sealed-console.js";
 import { ok } from "../helpers/mcp.js";
 import { FAST_WORKER, tempDir } from "../helpers/temp-store.js";
 import { caught } from "../helpers/waiting.js";
@@ -150,23 +148,10 @@ describe.each(STORE_KINDS.map((k) => [k]))("a tampered turn in the session listi
 });
 
 describe("a tampered turn in the console's sessions page", () => {
-  let browser: Browser | undefined;
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterAll(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-    await browser?.close();
-  });
+  const consoles = sealedStoreConsole("stead-hostile-session-console");
 
   it("lists every session, the damaged one marked with STEAD_DATA_TAMPERED", async () => {
-    const key = randomBytes(32);
-    const dir = tempDir("stead-hostile-session-console-");
-    const keyDir = tempDir("stead-hostile-session-console-keys-");
-    cleanups.push(dir.remove, keyDir.remove);
-    await damagedStore("sqlite", "tampered-session-console", key, join(dir.dir, ".stead", "stead.db"));
-    browser = await launchBrowser();
-    const server = await serveConsole({ dir: dir.dir, env: { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir } });
-    cleanups.push(() => server.stop());
-    const c = await openConsole(browser, server, { signIn: "login-url", path: "/sessions" });
+    const { c } = await consoles.open((path, key) => damagedStore("sqlite", "tampered-session-console", key, path), "/sessions");
     try {
       for (const id of SESSIONS) await c.page.locator(`tr[data-session="${id}"]`).waitFor({ timeout: 15_000 });
       expect(await c.page.locator(`tr[data-session="${DAMAGED}"]`).innerText()).toContain(TAMPERED);

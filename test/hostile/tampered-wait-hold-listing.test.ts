@@ -13,10 +13,8 @@
  * file's bytes, or by an UPDATE of the Postgres row.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { createClient, type Hold, type OpenWait } from "../../src/client/index.js";
 import { createStead, localKey, workflow, type Stead } from "../../src/index.js";
@@ -24,7 +22,7 @@ import { tokensOf } from "../../src/server/auth.js";
 import { listen, type Listening } from "../../src/server/listen.js";
 import { cli, requireBuild, ROOT } from "../cli-helpers.js";
 import { onStore, STORE_KINDS, type StoreKind } from "../helpers/both-stores.js";
-import { launchBrowser, openConsole, serveConsole } from "../helpers/console.js";
+import { sealedStoreConsole } from "../helpers/sealed-console.js";
 import { ok, refused } from "../helpers/mcp.js";
 import { FAST_WORKER, tempDir } from "../helpers/temp-store.js";
 import { caught } from "../helpers/waiting.js";
@@ -259,30 +257,17 @@ describe.each(STORE_KINDS.map((k) => [k]))("a tampered waits row and holds row i
 });
 
 describe("a tampered waits row and holds row in the console's lists", () => {
-  let browser: Browser | undefined;
-  const cleanups: (() => Promise<void> | void)[] = [];
-  afterAll(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-    await browser?.close();
-  });
+  const consoles = sealedStoreConsole("stead-hostile-wait-console");
 
   it("the runs list, the inbox and the holds page show every other run, approval and hold, and the damaged ones marked", async () => {
-    const key = randomBytes(32);
-    const dir = tempDir("stead-hostile-wait-console-");
-    const keyDir = tempDir("stead-hostile-wait-console-keys-");
-    cleanups.push(dir.remove, keyDir.remove);
-    await damagedStore("sqlite", "tampered-wait-hold-console", key, join(dir.dir, ".stead", "stead.db"));
-    browser = await launchBrowser();
-    const server = await serveConsole({ dir: dir.dir, env: { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir } });
-    cleanups.push(() => server.stop());
-    const c = await openConsole(browser, server, { signIn: "login-url", path: "/runs" });
+    const { c, url } = await consoles.open((path, key) => damagedStore("sqlite", "tampered-wait-hold-console", key, path), "/runs");
     try {
       for (const id of [...WAITING, ...HELD]) await c.page.locator(`tr[data-run="${id}"]`).waitFor({ timeout: 15_000 });
       for (const id of [DAMAGED_WAIT, DAMAGED_HOLD]) expect(await c.page.locator(`tr[data-run="${id}"]`).innerText()).toContain(TAMPERED);
       for (const id of ["w-a", "w-c", "h-b"]) expect(await c.page.locator(`tr[data-run="${id}"]`).innerText()).not.toContain(TAMPERED);
       await c.shot("hostile-tampered-wait-runs");
 
-      await c.page.goto(`${server.url}/inbox`);
+      await c.page.goto(`${url}/inbox`);
       for (const id of WAITING) await c.page.locator(`[data-approval="${id}/ok"]`).waitFor({ timeout: 15_000 });
       const damaged = c.page.locator(`[data-approval="${DAMAGED_WAIT}/ok"]`);
       expect(await damaged.innerText()).toContain(TAMPERED);
@@ -294,7 +279,7 @@ describe("a tampered waits row and holds row in the console's lists", () => {
       }
       await c.shot("hostile-tampered-wait-inbox");
 
-      await c.page.goto(`${server.url}/holds`);
+      await c.page.goto(`${url}/holds`);
       await c.page.locator("article[data-hold]").nth(1).waitFor({ timeout: 15_000 });
       const holdOf = (run: string) => c.page.locator("article[data-hold]", { has: c.page.locator(`a[href="/runs/${run}"]`) });
       expect(await holdOf(DAMAGED_HOLD).innerText()).toContain(TAMPERED);
