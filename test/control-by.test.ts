@@ -32,7 +32,7 @@ const quick = workflow("by-quick", async (ctx) => ctx.step("one", () => 1));
 const ALL = [gated, signalled, flaky, drifting, quick];
 const WAIT = { timeoutMs: 20_000 } as const;
 
-describe.each(STORE_KINDS.map((k) => [k]))("who decided, in the events of %s", (kind) => {
+describe.each(STORE_KINDS)("who decided, in the events of %s", (kind) => {
   let s: OnStore;
   let w: Worker | undefined;
   afterEach(async () => {

@@ -9,10 +9,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type Stead } from "../src/index.js";
 import { cli, lines, requireBuild } from "./cli-helpers.js";
 import { Sandbox, useSandbox } from "./fixtures/crash/harness.js";
+import { STORE_KINDS } from "./helpers/both-stores.js";
 
 beforeAll(() => requireBuild());
 
-describe.each([{ kind: "sqlite" }, { kind: "postgres" }])("on $kind", ({ kind }) => {
+describe.each(STORE_KINDS)("on %s", (kind) => {
   let box: Sandbox;
   let stead: Stead;
   useSandbox(

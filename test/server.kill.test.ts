@@ -13,6 +13,7 @@ import { requireBuild, spawnCli, until, type CliProcess } from "./cli-helpers.js
 import { useSandbox, type Sandbox } from "./fixtures/crash/harness.js";
 import { openSse } from "./helpers/sse.js";
 import { withClient } from "./setup/databases.js";
+import { STORE_KINDS } from "./helpers/both-stores.js";
 
 beforeAll(requireBuild);
 
@@ -39,7 +40,7 @@ async function storedEvents(store: string, runId: string): Promise<{ seq: number
   }
 }
 
-describe.each(["sqlite", "postgres"] as const)("a client's event stream across SIGKILLs, on %s", (kind) => {
+describe.each(STORE_KINDS)("a client's event stream across SIGKILLs, on %s", (kind) => {
   let box: Sandbox;
   useSandbox(
     (b) => {

@@ -10,7 +10,25 @@ import { freshMigratedDatabase, type TestDatabase } from "../setup/postgres.js";
 import { tempStorePath } from "./temp-store.js";
 
 export type StoreKind = "sqlite" | "postgres";
-export const STORE_KINDS: readonly StoreKind[] = ["sqlite", "postgres"];
+const ALL_KINDS: readonly StoreKind[] = ["sqlite", "postgres"];
+
+/**
+ * The stores a "both stores" test runs on: both, unless STEAD_TEST_STORES names some (the fast
+ * tier sets `sqlite`: it starts no Postgres). The one way a test says "on each store":
+ * `describe.each(STORE_KINDS)("… on %s", (kind) => …)`.
+ */
+export const STORE_KINDS: readonly StoreKind[] = storeKinds(process.env.STEAD_TEST_STORES);
+
+/** For a test that needs both stores at once (a move between them): skipped when this run has one. */
+export const BOTH_STORES = STORE_KINDS.length === ALL_KINDS.length;
+
+function storeKinds(setting: string | undefined): readonly StoreKind[] {
+  if (setting === undefined || setting.trim() === "") return ALL_KINDS;
+  const named = setting.split(",").map((s) => s.trim());
+  const unknown = named.filter((n) => !(ALL_KINDS as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`STEAD_TEST_STORES names ${unknown.map((u) => JSON.stringify(u)).join(", ")}: fix: a comma-separated list of ${ALL_KINDS.join(", ")}, or unset`);
+  return ALL_KINDS.filter((k) => named.includes(k));
+}
 
 export interface OnStore {
   kind: StoreKind;

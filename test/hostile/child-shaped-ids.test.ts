@@ -26,7 +26,7 @@ const WAIT = { timeoutMs: 30_000, pollMs: 20 } as const;
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("run ids shaped like a child's, on %s", (kind) => {
+describe.each(STORE_KINDS)("run ids shaped like a child's, on %s", (kind) => {
   let s: OnStore;
   let w: Worker | undefined;
   afterEach(async () => {

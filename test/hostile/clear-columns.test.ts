@@ -71,7 +71,7 @@ function looksSealed(v: unknown): boolean {
   return false;
 }
 
-describe.each(STORE_KINDS.map((k) => [k]))("an encrypted %s store's columns", (kind) => {
+describe.each(STORE_KINDS)("an encrypted %s store's columns", (kind) => {
   let s: OnStore | undefined;
   let root: string | undefined;
   afterEach(async () => {

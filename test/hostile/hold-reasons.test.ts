@@ -15,7 +15,7 @@ const WHOLE = "the process stopped between recording the effect's intent and rec
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("the ambiguous-effect hold's reason, on %s", (kind) => {
+describe.each(STORE_KINDS)("the ambiguous-effect hold's reason, on %s", (kind) => {
   let s: OnStore;
   afterEach(() => s.cleanup());
 

@@ -12,7 +12,7 @@ const TWO = join(ROOT, "test", "fixtures", "hostile", "two-agents.ts");
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("stead send without --agent, on %s", (kind) => {
+describe.each(STORE_KINDS)("stead send without --agent, on %s", (kind) => {
   let s: OnStore;
   afterEach(() => s.cleanup());
 

@@ -75,7 +75,7 @@ interface PsRow {
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("a tampered runs row in the run listing, on %s", (kind) => {
+describe.each(STORE_KINDS)("a tampered runs row in the run listing, on %s", (kind) => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();

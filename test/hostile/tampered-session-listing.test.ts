@@ -71,7 +71,7 @@ const EXPECTED = [
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("a tampered turn in the session listing, on %s", (kind) => {
+describe.each(STORE_KINDS)("a tampered turn in the session listing, on %s", (kind) => {
   const key = randomBytes(32);
   const keyDir = tempDir("stead-hostile-session-keys-");
   const env = { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir };

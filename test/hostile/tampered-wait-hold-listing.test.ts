@@ -85,7 +85,7 @@ const byId = (r: { id: string }) => r.id;
 
 beforeAll(() => requireBuild());
 
-describe.each(STORE_KINDS.map((k) => [k]))("a tampered waits row and holds row in the listings, on %s", (kind) => {
+describe.each(STORE_KINDS)("a tampered waits row and holds row in the listings, on %s", (kind) => {
   const key = randomBytes(32);
   const keyDir = tempDir("stead-hostile-wait-keys-");
   const env = { STEAD_ENCRYPTION_KEY: key.toString("base64"), STEAD_KEY_DIR: keyDir.dir };

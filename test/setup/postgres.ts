@@ -34,7 +34,13 @@ export interface TestDatabase {
 
 export function postgresSetup(): ProvidedPostgres {
   const provided = inject("steadPostgres");
-  if (!provided) throw new Error("no Postgres was provided to this test: vitest.config.ts must list test/setup/postgres-global.ts in globalSetup");
+  if (!provided) {
+    throw new Error(
+      process.env.STEAD_TEST_STORES === "sqlite"
+        ? "this test needs Postgres, which the fast tier does not start: fix: run it with `npm test` (or `npx vitest run FILE`), or take it out of vitest.fast.config.ts"
+        : "no Postgres was provided to this test: vitest.config.ts must list test/setup/postgres-global.ts in globalSetup",
+    );
+  }
   return provided;
 }
 
