@@ -5,7 +5,7 @@ import { SteadError } from "../../errors.js";
 import { toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
-import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
+import { ANNOUNCEMENTS_ORDER, definitionRecords } from "../announcement-records.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
@@ -15,7 +15,9 @@ import * as tallies from "../sql/tally.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
-import { earlierTurnsEnded, sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
+import { sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
+import { claimCandidates, endLease, leaseHeld } from "../sql/claim-rule.js";
+import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
 import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
@@ -228,8 +230,8 @@ export class PostgresStore implements Store {
     const names = new Set(tables.map((t) => t.table_name));
     if (names.size === 0) return { marker: undefined, version: 0, empty: true };
     if (!names.has("stead_meta") || !names.has("stead_migrations")) return { marker: undefined, version: 0, empty: false };
-    const marker = ((await client.query("SELECT value FROM stead_meta WHERE key = 'marker'")).rows[0] as { value?: string } | undefined)?.value;
-    const v = (await client.query("SELECT MAX(version) AS v FROM stead_migrations")).rows[0] as { v: number | null };
+    const marker = ((await client.query(migrationLog.STORE_MARKER)).rows[0] as { value?: string } | undefined)?.value;
+    const v = (await client.query(migrationLog.LATEST_MIGRATION)).rows[0] as { v: number | null };
     return { marker, version: Number(v.v ?? 0), empty: false };
   }
 
@@ -286,12 +288,12 @@ export class PostgresStore implements Store {
         // The DDL is loaded only here: opening a store for work needs none of it.
         const { MIGRATIONS } = await import("./migrations.js");
         for (const m of MIGRATIONS) {
-          const done = (await client.query("SELECT 1 FROM stead_migrations WHERE version = $1", [m.version])).rowCount;
+          const done = (await client.query(SQL.text(migrationLog.MIGRATION_APPLIED), [m.version])).rowCount;
           if (done) continue;
           await client.query("BEGIN");
           try {
             await client.query(m.sql);
-            await client.query("INSERT INTO stead_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, Date.now()]);
+            await client.query(SQL.text(migrationLog.RECORD_MIGRATION), [m.version, m.name, Date.now()]);
             await client.query("COMMIT");
           } catch (e) {
             await client.query("ROLLBACK").catch(() => undefined);
@@ -535,7 +537,8 @@ export class PostgresStore implements Store {
   }
 
   async idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    const [r] = await this.query("SELECT * FROM idempotency_keys WHERE verb = $1 AND scope = $2 AND key = $3 AND expires_at > stead_now_ms()", [verb, scope, key]);
+    const q = reads.liveIdempotencyKey(SQL, verb, scope, key, Date.now());
+    const [r] = await this.query(SQL.text(q.sql), q.params);
     return r ? toIdempotency(r) : undefined;
   }
 
@@ -604,7 +607,7 @@ export class PostgresStore implements Store {
     await this.transaction(async (c) => {
       // One time for the whole announcement (stead_now_ms() moves within a transaction).
       const now = await this.storeNow(c);
-      await c.query("DELETE FROM announcements WHERE worker_id = $1", [worker.workerId]);
+      await c.query(SQL.text(reads.FORGET_ANNOUNCEMENTS), [worker.workerId]);
       if (defs.length === 0) return;
       await c.query(
         `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at)
@@ -640,19 +643,19 @@ export class PostgresStore implements Store {
   }
 
   async withdrawAnnouncements(workerId: string): Promise<void> {
-    await this.query("DELETE FROM announcements WHERE worker_id = $1", [workerId]);
+    await this.query(SQL.text(reads.FORGET_ANNOUNCEMENTS), [workerId]);
   }
 
   async listDefinitions(filter: { name?: string }): Promise<DefinitionRecord[]> {
-    const where = filter.name === undefined ? "" : "WHERE name = $1";
+    const byName = filter.name !== undefined;
     const params = filter.name === undefined ? [] : [filter.name];
     // Both tables from one snapshot, and liveness by the database's clock, not this host's.
     const [defs, anns] = await this.withRetry(async () => {
       const c = await this.pool.connect();
       try {
         await c.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        const d = (await c.query(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`, params)).rows as Raw[];
-        const a = (await c.query(`SELECT *, expires_at > stead_now_ms() AS alive FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`, params)).rows as Raw[];
+        const d = (await c.query(SQL.text(reads.definitionsSql(byName)), params)).rows as Raw[];
+        const a = (await c.query(`SELECT *, expires_at > stead_now_ms() AS alive FROM announcements ${byName ? "WHERE name = $1" : ""} ${ANNOUNCEMENTS_ORDER}`, params)).rows as Raw[];
         await c.query("COMMIT");
         return [d, a];
       } catch (e) {
@@ -673,27 +676,22 @@ export class PostgresStore implements Store {
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return [];
     return this.transaction(async (c) => {
-      const params: unknown[] = [req.definitions, req.limit, req.owner.workerId, req.leaseMs, req.owner.host, req.owner.pid, req.owner.start];
-      let only = "";
-      if (req.runIds) {
-        params.push(req.runIds);
-        only = `AND id = ANY($${params.length}::text[])`;
-      }
+      const candidates = claimCandidates(SQL, "r0.id, r0.status AS prev", req);
       // No race in the session condition: it is monotone (see earlierTurnsEnded), so a turn found
       // claimable in this statement's snapshot is still claimable when its row is locked and
       // updated. A stale "not yet" (an earlier turn ending in a transaction this snapshot misses)
       // only delays the claim until runs_turn_ended's NOTIFY or the next poll.
       const rows = (
         await c.query(
-          `WITH c AS (
-             ${candidatesSql("id, status AS prev", only)} FOR UPDATE SKIP LOCKED
+          SQL.text(`WITH c AS (
+             ${candidates.sql} FOR UPDATE SKIP LOCKED
            )
-           UPDATE runs r SET status = 'running', fence = r.fence + 1, lease_owner = $3, lease_expires_at = stead_now_ms() + $4,
-             owner_host = $5, owner_pid = $6, owner_start = $7,
+           UPDATE runs r SET status = 'running', fence = r.fence + 1, lease_owner = ?, lease_expires_at = stead_now_ms() + ?,
+             owner_host = ?, owner_pid = ?, owner_start = ?,
              lost_claims = r.lost_claims + CASE WHEN c.prev = 'running' THEN 1 ELSE 0 END, updated_at = stead_now_ms()
            FROM c WHERE r.id = c.id
-           RETURNING r.*, c.prev AS previous_status`,
-          params,
+           RETURNING r.*, c.prev AS previous_status`),
+          [...candidates.params, req.owner.workerId, req.leaseMs, req.owner.host, req.owner.pid, req.owner.start],
         )
       ).rows as Raw[];
       if (rows.length === 0) return [];
@@ -713,14 +711,9 @@ export class PostgresStore implements Store {
 
   async claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return [];
-    const params: unknown[] = [req.definitions, req.limit];
-    let only = "";
-    if (req.runIds) {
-      params.push(req.runIds);
-      only = `AND id = ANY($${params.length}::text[])`;
-    }
+    const q = claimCandidates(SQL, "r0.*", req);
     return this.transaction(async (c) => {
-      const runs = ((await c.query(candidatesSql("*", only), params)).rows as Raw[]).map(toRun);
+      const runs = ((await c.query(SQL.text(q.sql), q.params)).rows as Raw[]).map(toRun);
       if (runs.length === 0) return [];
       const steps = ((await c.query("SELECT * FROM steps WHERE run_id = ANY($1::text[]) ORDER BY run_id, seq", [runs.map((r) => r.id)])).rows as Raw[]).map(toStep);
       return runs.map((run) => ({ run, previousStatus: run.status, journal: steps.filter((s) => s.runId === run.id) }));
@@ -755,7 +748,8 @@ export class PostgresStore implements Store {
 
   async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
     return this.transaction(async (c) => {
-      const r = await c.query("UPDATE runs SET lease_expires_at = 0, updated_at = stead_now_ms() WHERE id = $1 AND fence = $2 AND status = 'running'", [runId, fence]);
+      const q = endLease(SQL, runId, fence, Date.now());
+      const r = await c.query(SQL.text(q.sql), q.params);
       if (!r.rowCount) return false;
       await c.query("INSERT INTO events (run_id, type, at, data) VALUES ($1, 'lease.expired', stead_now_ms(), $2)", [runId, JSON.stringify({ fence, reason })]);
       await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
@@ -799,7 +793,7 @@ export class PostgresStore implements Store {
     const rows = await this.query(
       `WITH gone AS (
          SELECT r.id, r.fence, r.lease_owner FROM runs r
-         WHERE r.status = 'running' AND r.lease_owner IS NOT NULL AND r.lease_expires_at > stead_now_ms()
+         WHERE r.status = 'running' AND ${leaseHeld("r", "stead_now_ms()")}
            AND NOT EXISTS (
              SELECT 1 FROM pg_locks l
              WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
@@ -1100,16 +1094,6 @@ function parseResults(raw: unknown, units: Unit[]): UnitResult[] {
 
 export function openPostgresStore(options: PostgresStoreOptions): PostgresStore {
   return new PostgresStore(options);
-}
-
-/** The runs a claim may take: $1 definitions, $2 limit, and the run-id filter `only` adds. */
-function candidatesSql(columns: string, only: string): string {
-  return `SELECT ${columns} FROM runs r0
-    WHERE definition = ANY($1::text[])
-      AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= stead_now_ms())))
-      AND ${earlierTurnsEnded("r0")}
-      ${only}
-    ORDER BY created_at, id LIMIT $2`;
 }
 
 let pgLoaded: typeof pg | undefined;

@@ -18,6 +18,12 @@ export interface SqlDialect {
   bytewise(column: string, op: ">=" | "<"): string;
   /** A one-column table `(id)` of `values`: one `?` in `sql`, bound to `param`. */
   idTable(values: readonly string[]): { sql: string; param: unknown };
+  /**
+   * The time (ms) lease times are judged by, given the caller's `now`: SQLite's is the caller's
+   * (one host, one clock: one `?`); Postgres's is the database's own (`stead_now_ms()`), since the
+   * clocks of workers on many hosts may disagree, and `now` is not bound.
+   */
+  clock(now: number): { sql: string; params: unknown[] };
 }
 
 /**
@@ -48,6 +54,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   anyOf: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, param: JSON.stringify(values) }),
   bytewise: (column, op) => `${column} ${op} ?`,
   idTable: (values) => ({ sql: "(SELECT value AS id FROM json_each(?))", param: JSON.stringify(values) }),
+  clock: (now) => ({ sql: "?", params: [now] }),
 };
 
 export const POSTGRES_DIALECT: SqlDialect = {
@@ -64,4 +71,5 @@ export const POSTGRES_DIALECT: SqlDialect = {
   anyOf: (column, values) => ({ sql: `${column} = ANY(?::text[])`, param: values }),
   bytewise: (column, op) => `${column} ~${op}~ ?`,
   idTable: (values) => ({ sql: "(SELECT unnest(?::text[]) AS id)", param: values }),
+  clock: () => ({ sql: "stead_now_ms()", params: [] }),
 };

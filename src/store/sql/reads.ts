@@ -4,6 +4,7 @@
  */
 import type { EventFilter, HoldFilter } from "../types.js";
 import { indexPredicate } from "../schema/tables.js";
+import { DEFINITIONS_ORDER } from "../announcement-records.js";
 import type { SqlDialect } from "./dialect.js";
 
 export interface Query {
@@ -16,6 +17,17 @@ export const JOURNAL = "SELECT * FROM steps WHERE run_id = ? ORDER BY seq";
 export const WAITS_OF_RUN = "SELECT * FROM waits WHERE run_id = ? ORDER BY seq";
 /** Parameters: now, limit. The predicate is waits_wake's, so the partial index serves it. */
 export const DUE_TIMERS = `SELECT * FROM waits WHERE ${indexPredicate("waits", "waits_wake")} AND wake_at <= ? ORDER BY wake_at LIMIT ?`;
+/** Parameter: worker id. A worker's announcements, withdrawn (it stops, or announces anew). */
+export const FORGET_ANNOUNCEMENTS = "DELETE FROM announcements WHERE worker_id = ?";
+/** The definitions catalog, optionally `WHERE name = ?` (parameter: name), in its one order. */
+export const definitionsSql = (byName: boolean): string => `SELECT * FROM definitions ${byName ? "WHERE name = ?" : ""} ${DEFINITIONS_ORDER}`;
+
+/** An idempotency key still live at the store's clock. */
+export function liveIdempotencyKey(d: SqlDialect, verb: string, scope: string, key: string, now: number): Query {
+  const clock = d.clock(now);
+  return { sql: `SELECT * FROM idempotency_keys WHERE verb = ? AND scope = ? AND key = ? AND expires_at > ${clock.sql}`, params: [verb, scope, key, ...clock.params] };
+}
+
 export const LEASES_ON_HOST = "SELECT id, fence, lease_owner, owner_host, owner_pid, owner_start, lease_expires_at FROM runs WHERE status = 'running' AND owner_host = ?";
 export const SNAPSHOTS_OF_RUN = "SELECT * FROM snapshots WHERE run_id = ? ORDER BY seq, id";
 /** The start/step snapshot at a journal position (settle snapshots are never the one "at" it). */

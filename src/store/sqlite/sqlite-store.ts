@@ -54,8 +54,10 @@ import { warnIfExposed } from "./exposed-files.js";
 import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
-import { ANNOUNCEMENTS_ORDER, DEFINITIONS_ORDER, definitionRecords } from "../announcement-records.js";
-import { earlierTurnsEnded, sessionsSql } from "../sessions-sql.js";
+import { ANNOUNCEMENTS_ORDER, definitionRecords } from "../announcement-records.js";
+import { sessionsSql } from "../sessions-sql.js";
+import { claimCandidates, endLease } from "../sql/claim-rule.js";
+import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
 import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
@@ -454,8 +456,8 @@ export class SqliteStore implements Store {
       const names = new Set(tables.map((t) => t.name));
       if (names.size === 0) return { marker: undefined, version: 0, empty: true };
       if (!names.has("stead_meta") || !names.has("stead_migrations")) return { marker: undefined, version: 0, empty: false };
-      const marker = (this.db.prepare("SELECT value FROM stead_meta WHERE key = 'marker'").get() as { value?: string } | undefined)?.value;
-      const v = this.db.prepare("SELECT MAX(version) AS v FROM stead_migrations").get() as { v: number | null };
+      const marker = (this.db.prepare(migrationLog.STORE_MARKER).get() as { value?: string } | undefined)?.value;
+      const v = this.db.prepare(migrationLog.LATEST_MIGRATION).get() as { v: number | null };
       return { marker, version: v.v ?? 0, empty: false };
     } catch (e) {
       throw this.openError(e);
@@ -524,10 +526,10 @@ export class SqliteStore implements Store {
     );
     for (const m of MIGRATIONS) {
       this.written(() => this.db.transaction(() => {
-        const done = this.db.prepare("SELECT 1 FROM stead_migrations WHERE version = ?").get(m.version);
+        const done = this.db.prepare(migrationLog.MIGRATION_APPLIED).get(m.version);
         if (done) return;
         this.db.exec(m.sql);
-        this.db.prepare("INSERT INTO stead_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, Date.now());
+        this.db.prepare(migrationLog.RECORD_MIGRATION).run(m.version, m.name, Date.now());
       }).immediate());
     }
   }
@@ -758,7 +760,8 @@ export class SqliteStore implements Store {
 
   idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
     return this.read(() => {
-      const r = this.stmt("SELECT * FROM idempotency_keys WHERE verb = ? AND scope = ? AND key = ? AND expires_at > ?").get(verb, scope, key, Date.now()) as Raw | undefined;
+      const q = reads.liveIdempotencyKey(SQL, verb, scope, key, Date.now());
+      const r = this.stmt(q.sql).get(...q.params) as Raw | undefined;
       return r ? toIdempotency(r) : undefined;
     });
   }
@@ -835,7 +838,7 @@ export class SqliteStore implements Store {
     const insert = this.stmt("INSERT INTO announcements (worker_id, name, fingerprint, host, pid, announced_at, seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     this.written(() =>
       this.db.transaction(() => {
-        this.stmt("DELETE FROM announcements WHERE worker_id = ?").run(worker.workerId);
+        this.stmt(reads.FORGET_ANNOUNCEMENTS).run(worker.workerId);
         for (const d of definitions) {
           upsert.run(d.name, d.fingerprint, d.kind, d.module, d.inputSchema, now, now);
           insert.run(worker.workerId, d.name, d.fingerprint, worker.host, worker.pid, now, now, now + ttlMs);
@@ -861,7 +864,7 @@ export class SqliteStore implements Store {
   }
 
   withdrawAnnouncements(workerId: string): Promise<void> {
-    this.written(() => this.stmt("DELETE FROM announcements WHERE worker_id = ?").run(workerId));
+    this.written(() => this.stmt(reads.FORGET_ANNOUNCEMENTS).run(workerId));
     return Promise.resolve();
   }
 
@@ -869,7 +872,7 @@ export class SqliteStore implements Store {
     return this.read(() => {
       const byName = filter.name !== undefined;
       const params = byName ? [filter.name] : [];
-      const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName ? "WHERE name = ?" : ""));
+      const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName));
       const [defs, anns] = read(params);
       return definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now })));
     });
@@ -879,9 +882,9 @@ export class SqliteStore implements Store {
   private readonly catalogReads: ((params: unknown[]) => [DefinitionRow[], AnnouncementRow[]])[] = [];
 
   /** One read transaction: both tables from the same snapshot. */
-  private catalogRead(where: string): (params: unknown[]) => [DefinitionRow[], AnnouncementRow[]] {
-    const defs = this.stmt(`SELECT * FROM definitions ${where} ${DEFINITIONS_ORDER}`);
-    const anns = this.stmt(`SELECT * FROM announcements ${where} ${ANNOUNCEMENTS_ORDER}`);
+  private catalogRead(byName: boolean): (params: unknown[]) => [DefinitionRow[], AnnouncementRow[]] {
+    const defs = this.stmt(reads.definitionsSql(byName));
+    const anns = this.stmt(`SELECT * FROM announcements ${byName ? "WHERE name = ?" : ""} ${ANNOUNCEMENTS_ORDER}`);
     return this.db.transaction((params: unknown[]): [DefinitionRow[], AnnouncementRow[]] => [(defs.all(...params) as Raw[]).map(toDefinition), (anns.all(...params) as Raw[]).map(toAnnouncement)]);
   }
 
@@ -986,7 +989,8 @@ export class SqliteStore implements Store {
   async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
     const run = this.db.transaction((): ClaimedRun[] => {
-      const candidates = this.stmt(candidatesSql("id, status, fence", req)).all(...candidateParams(req)) as Raw[];
+      const q = claimCandidates(SQL, "r0.id, r0.status, r0.fence", req);
+      const candidates = this.stmt(q.sql).all(...q.params) as Raw[];
       const out: ClaimedRun[] = [];
       for (const c of candidates) {
         const previousStatus = String(c.status) as RunStatus;
@@ -1026,8 +1030,9 @@ export class SqliteStore implements Store {
 
   claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
     if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
+    const q = claimCandidates(SQL, "r0.*", req);
     const read = this.db.transaction(() =>
-      (this.stmt(candidatesSql("*", req)).all(...candidateParams(req)) as Raw[]).map((r) => {
+      (this.stmt(q.sql).all(...q.params) as Raw[]).map((r) => {
         const run = toRun(r);
         return { run, previousStatus: run.status, journal: this.journalSync(run.id) };
       }),
@@ -1077,11 +1082,8 @@ export class SqliteStore implements Store {
   async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
     const now = Date.now();
     const ok = this.written(() => this.db.transaction(() => {
-      const r = this.stmt("UPDATE runs SET lease_expires_at = 0, updated_at = ? WHERE id = ? AND fence = ? AND status = 'running'").run(
-        now,
-        runId,
-        fence,
-      );
+      const q = endLease(SQL, runId, fence, now);
+      const r = this.stmt(q.sql).run(...q.params);
       if (r.changes === 0) return false;
       this.insertEvents(runId, [{ type: "lease.expired", data: { fence, reason } }], now);
       return true;
@@ -1276,20 +1278,6 @@ function notAStore(path: string, e: unknown): SteadError {
 
 export function openSqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
   return new SqliteStore(options);
-}
-
-/** The runs a claim may take, oldest first; its parameters are `candidateParams(req)`. */
-function candidatesSql(columns: string, req: Pick<ClaimRequest, "runIds">): string {
-  return `SELECT ${columns} FROM runs
-    WHERE definition IN (SELECT value FROM json_each(?))
-      AND (status = 'pending' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))
-      AND ${earlierTurnsEnded("runs")}
-      ${req.runIds ? "AND id IN (SELECT value FROM json_each(?))" : ""}
-    ORDER BY created_at, id LIMIT ?`;
-}
-
-function candidateParams(req: Pick<ClaimRequest, "definitions" | "now" | "runIds" | "limit">): unknown[] {
-  return [JSON.stringify(req.definitions), req.now, ...(req.runIds ? [JSON.stringify(req.runIds)] : []), req.limit];
 }
 
 /** `fn`'s value, or its throw as a rejection: a refused query rejects, as every store's does. */
