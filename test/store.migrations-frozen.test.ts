@@ -1,16 +1,20 @@
 /**
  * Released migrations are never edited (migrations are add-only): a store migrated by an earlier
- * release has run exactly this text, and a later migration can only build on it. Several are
- * generated from shared source (Postgres's stead_apply_mutation, the schema description's DDL), so
- * a change to that source could rewrite a released migration without anyone touching its file;
- * each one's text is pinned here by digest. A new migration adds a line; no line ever changes.
- * Postgres's 6 is rendered whole from the plan and the schema (postgres/mutation-function.ts): a
- * change to either that reaches it fails here.
+ * release has run exactly this text, and a later migration can only build on it. Each one's text
+ * is pinned here by digest, and released ones run from a literal file (released-migrations.ts in
+ * each dialect, written by scripts/freeze-migrations.ts at release) that imports no living code:
+ * editing the schema description or the mutation plan cannot change what an old migration runs.
+ * A new migration adds a line; no line ever changes.
  */
 import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
 import { MIGRATIONS as SQLITE_MIGRATIONS } from "../src/store/sqlite/index.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { MIGRATIONS as PG_MIGRATIONS } from "../src/store/postgres/migrations.js";
+import { RELEASED_MIGRATIONS as PG_RELEASED } from "../src/store/postgres/released-migrations.js";
+import { RELEASED_MIGRATIONS as SQLITE_RELEASED } from "../src/store/sqlite/released-migrations.js";
+import { ROOT } from "./cli-helpers.js";
 // Not yet released: keyed by its constant, so renumbering it before release moves its line too.
 
 const RELEASED: Record<"sqlite" | "postgres", Record<number, string>> = {
@@ -49,4 +53,17 @@ it.each([
   const released = RELEASED[dialect];
   const now = Object.fromEntries(migrations.filter((m) => m.version in released).map((m) => [m.version, digest(m.sql)]));
   expect(now).toEqual(released);
+});
+
+it.each([
+  ["sqlite", SQLITE_MIGRATIONS, SQLITE_RELEASED],
+  ["postgres", PG_MIGRATIONS, PG_RELEASED],
+] as const)("%s runs its released migrations from the literal file, which imports nothing living", (dialect, migrations, frozen) => {
+  const released = migrations.filter((m) => m.version in RELEASED[dialect]);
+  expect(released.every((m) => frozen.includes(m))).toBe(true);
+  expect(frozen.map((m) => m.version)).toEqual(Object.keys(RELEASED[dialect]).map(Number));
+  const text = readFileSync(join(ROOT, "src", "store", dialect, "released-migrations.ts"), "utf8");
+  expect(text.match(/^import .*$/gm)).toEqual(['import type { Migration } from "../sql/migration-log.js";']);
+  // No interpolation: every `${` in the text is escaped.
+  expect(/(^|[^\\])\$\{/.test(text)).toBe(false);
 });

@@ -3,6 +3,13 @@
  * both SQL stores, with `?` placeholders (see dialect.ts). The DDL that creates them is each
  * dialect's (their column types differ) and is frozen with migration 1.
  */
+/** One numbered migration: the statements it runs, in one transaction with its log row. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
 export const STORE_MARKER = "SELECT value FROM stead_meta WHERE key = 'marker'";
 export const LATEST_MIGRATION = "SELECT MAX(version) AS v FROM stead_migrations";
 /** Parameter: version. */
