@@ -3,6 +3,9 @@
  * would spell alike, up to placeholders (`?` / `$1`), casts (`::text[]`), the lease clock
  * (`stead_now_ms()` / a bound now), case and spacing, lives in src/store/sql/ and passes through
  * the dialect. A copy in both folders fails here unless ALLOWED names it with the reason.
+ * A port's statements split out of a store class live in a file named for the port
+ * (ports/claims.ts → sqlite/claims.ts and postgres/claims.ts): one dialect's without the other's
+ * fails here too.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -51,5 +54,17 @@ describe("SQL written once", () => {
     const pg = statements("postgres");
     const both = [...statements("sqlite")].filter(([sql]) => pg.has(sql) && ALLOWED[sql] === undefined).map(([sql, file]) => `${file} and ${pg.get(sql)}: ${sql}`);
     expect(both, "move each into src/store/sql/ (written with ?, passed through the dialect), or allow it here with the reason").toEqual([]);
+  });
+});
+
+describe("dialect folders", () => {
+  it("hold a port's file under the port's name in both, or in neither", () => {
+    const ports = readdirSync(join(ROOT, "src", "store", "ports")).filter((f) => f.endsWith(".ts"));
+    const has = (dialect: string) => new Set(readdirSync(join(ROOT, "src", "store", dialect)));
+    const sqlite = has("sqlite");
+    const pg = has("postgres");
+    const split = ports.filter((p) => sqlite.has(p) || pg.has(p));
+    expect(split.length).toBeGreaterThan(0);
+    expect(split.filter((p) => !(sqlite.has(p) && pg.has(p)))).toEqual([]);
   });
 });

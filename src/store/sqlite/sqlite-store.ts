@@ -28,7 +28,6 @@ import type {
   RunPage,
   RunQuery,
   RunRow,
-  RunStatus,
   SessionFilter,
   SessionSummary,
   StepRow,
@@ -56,7 +55,8 @@ import * as dataKeySql from "../sql/data-keys.js";
 import * as tokenSql from "../sql/tokens.js";
 import { ANNOUNCEMENTS_ORDER, definitionRecords } from "../announcement-records.js";
 import { sessionsSql } from "../sessions-sql.js";
-import { claimCandidates, endLease } from "../sql/claim-rule.js";
+import { sqliteClaims } from "./claims.js";
+import type { SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
@@ -163,6 +163,8 @@ export class SqliteStore implements Store {
   private readonly maxPages: number | undefined;
   private readonly readonly: boolean;
   private readonly secureDelete: boolean;
+  /** Each port's statements, in a file of its own over the connection (connection.ts). */
+  private readonly claims: ReturnType<typeof sqliteClaims>;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
@@ -214,6 +216,16 @@ export class SqliteStore implements Store {
       throw this.openError(e);
     }
     this.file = FileIdentity.of(path);
+    const connection: SqliteConnection = {
+      db: this.db,
+      stmt: (sql) => this.stmt(sql),
+      written: (fn) => this.written(fn),
+      read: (fn) => this.read(fn),
+      insertEvents: (runId, events, at) => this.insertEvents(runId, events, at),
+      journal: (runId) => this.journalSync(runId),
+      wake: () => this.wake(),
+    };
+    this.claims = sqliteClaims(connection);
   }
 
   /**
@@ -986,58 +998,24 @@ export class SqliteStore implements Store {
     }
   }
 
-  async claim(req: ClaimRequest): Promise<ClaimedRun[]> {
-    if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
-    const run = this.db.transaction((): ClaimedRun[] => {
-      const q = claimCandidates(SQL, "r0.id, r0.status, r0.fence", req);
-      const candidates = this.stmt(q.sql).all(...q.params) as Raw[];
-      const out: ClaimedRun[] = [];
-      for (const c of candidates) {
-        const previousStatus = String(c.status) as RunStatus;
-        const row = this.stmt(
-          `UPDATE runs SET status = 'running', fence = fence + 1, lease_owner = ?, lease_expires_at = ?,
-             owner_host = ?, owner_pid = ?, owner_start = ?, lost_claims = lost_claims + ?, updated_at = ?
-           WHERE id = ? AND fence = ? RETURNING *`,
-        ).get(
-          req.owner.workerId,
-          req.now + req.leaseMs,
-          req.owner.host,
-          req.owner.pid,
-          req.owner.start,
-          previousStatus === "running" ? 1 : 0,
-          req.now,
-          c.id,
-          c.fence,
-        ) as Raw | undefined;
-        if (!row) continue;
-        const claimed = toRun(row);
-        this.insertEvents(
-          claimed.id,
-          [
-            {
-              type: "run.claimed",
-              data: { worker: req.owner.workerId, host: req.owner.host, pid: req.owner.pid, fence: claimed.fence, previousStatus },
-            },
-          ],
-          req.now,
-        );
-        out.push({ run: claimed, previousStatus, journal: this.journalSync(claimed.id) });
-      }
-      return out;
-    });
-    return Promise.resolve(this.written(() => run.immediate()));
+  claim(req: ClaimRequest): Promise<ClaimedRun[]> {
+    return this.claims.claim(req);
   }
 
   claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
-    if (req.limit <= 0 || req.definitions.length === 0) return Promise.resolve([]);
-    const q = claimCandidates(SQL, "r0.*", req);
-    const read = this.db.transaction(() =>
-      (this.stmt(q.sql).all(...q.params) as Raw[]).map((r) => {
-        const run = toRun(r);
-        return { run, previousStatus: run.status, journal: this.journalSync(run.id) };
-      }),
-    );
-    return this.read(() => read.deferred());
+    return this.claims.claimable(req);
+  }
+
+  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
+    return this.claims.renewLeases(owner, leases, leaseMs, now);
+  }
+
+  leasesOnHost(host: string): Promise<LeaseInfo[]> {
+    return this.claims.leasesOnHost(host);
+  }
+
+  expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
+    return this.claims.expireLease(runId, fence, reason);
   }
 
   listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
@@ -1046,50 +1024,6 @@ export class SqliteStore implements Store {
       const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
       return (this.stmt(sessionsSql(bySession)).all(...params) as Raw[]).map(toSession);
     });
-  }
-
-  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
-    if (leases.length === 0) return Promise.resolve([]);
-    const rows = this.written(
-      () =>
-        this.stmt(
-          `UPDATE runs SET lease_expires_at = ?
-           WHERE lease_owner = ? AND status = 'running'
-             AND (id, fence) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-           RETURNING id`,
-        ).all(now + leaseMs, owner, JSON.stringify(leases.map((l) => [l.runId, l.fence]))) as Raw[],
-    );
-    return Promise.resolve(rows.map((r) => String(r.id)));
-  }
-
-  leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    return this.read(() =>
-      (this.stmt(reads.LEASES_ON_HOST).all(host) as Raw[]).map((r) => {
-        const run = toRun({ ...r, id: r.id, definition: "", status: "running", input: "", lost_claims: 0, pause_requested: 0, created_at: 0, updated_at: 0 });
-        return {
-          runId: run.id,
-          fence: run.fence,
-          leaseOwner: run.leaseOwner ?? "",
-          ownerHost: run.ownerHost,
-          ownerPid: run.ownerPid,
-          ownerStart: run.ownerStart,
-          leaseExpiresAt: run.leaseExpiresAt,
-        };
-      }),
-    );
-  }
-
-  async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
-    const now = Date.now();
-    const ok = this.written(() => this.db.transaction(() => {
-      const q = endLease(SQL, runId, fence, now);
-      const r = this.stmt(q.sql).run(...q.params);
-      if (r.changes === 0) return false;
-      this.insertEvents(runId, [{ type: "lease.expired", data: { fence, reason } }], now);
-      return true;
-    }).immediate());
-    if (ok) this.wake();
-    return Promise.resolve(ok);
   }
 
   readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {

@@ -1,0 +1,15 @@
+import type pg from "pg";
+
+type Raw = Record<string, unknown>;
+
+/**
+ * What a port's statements need of a Postgres store, and all they get: each port file (claims.ts,
+ * …) takes this, not the store. Both retry through connection faults for up to the store's
+ * `faultRetryMs`; `fn` must only issue SQL, since it may run again.
+ */
+export interface PostgresConnection {
+  /** One statement (`$1` placeholders) on a pooled connection. */
+  query(sql: string, params?: unknown[]): Promise<Raw[]>;
+  /** One write transaction; its value once the COMMIT is known to be durable. */
+  transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>;
+}

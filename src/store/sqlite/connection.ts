@@ -1,0 +1,23 @@
+import type Database from "better-sqlite3";
+import type { EventWrite, StepRow } from "../records.js";
+
+/**
+ * What a port's statements need of an open SQLite store, and all they get: each port file
+ * (claims.ts, …) takes this, not the store. Hazard: a statement run on `db` directly, outside
+ * `written` or `read`, skips the file-identity check that tells a vanished store from a live one.
+ */
+export interface SqliteConnection {
+  readonly db: Database.Database;
+  /** A prepared statement for `sql` (`?` placeholders), cached by its text. */
+  stmt(sql: string): Database.Statement;
+  /** A write (one transaction, or one statement), under the store's checks; its faults as Stead's. */
+  written<T>(fn: () => T): T;
+  /** A read, under the same checks, as a promise (a refusal rejects). */
+  read<T>(fn: () => T): Promise<T>;
+  /** `events` of `runId` written at `at`, inside the caller's transaction. */
+  insertEvents(runId: string, events: readonly EventWrite[] | undefined, at: number): void;
+  /** A run's journal, inside the caller's transaction. */
+  journal(runId: string): StepRow[];
+  /** After a write that may make runs claimable, outside its transaction: this process's workers look now. */
+  wake(): void;
+}
