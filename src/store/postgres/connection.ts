@@ -12,4 +12,6 @@ export interface PostgresConnection {
   query(sql: string, params?: unknown[]): Promise<Raw[]>;
   /** One write transaction; its value once the COMMIT is known to be durable. */
   transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Reads from one snapshot (a read-only REPEATABLE READ transaction). */
+  snapshot<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>;
 }

@@ -2,10 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
-import * as dataKeySql from "../sql/data-keys.js";
-import * as tokenSql from "../sql/tokens.js";
-import { ANNOUNCEMENTS_ORDER, definitionRecords } from "../announcement-records.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
@@ -18,6 +15,12 @@ import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listi
 import { sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import { leaseHeld } from "../sql/claim-rule.js";
 import { postgresClaims } from "./claims.js";
+import { postgresDataKeys } from "./data-keys.js";
+import { postgresDefinitions } from "./definitions.js";
+import type { DefinitionAnnouncements } from "../ports/definitions.js";
+import { postgresTokens } from "./tokens.js";
+import type { TokenStore } from "../ports/tokens.js";
+import type { DataKeys } from "../ports/data-keys.js";
 import type { PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
@@ -63,7 +66,7 @@ import type {
   WorkerAttachment,
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
-import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
 import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, stepCommit } from "./step-commit.js";
@@ -124,6 +127,9 @@ export class PostgresStore implements Store {
   private closed = false;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof postgresClaims>;
+  private readonly tokens: TokenStore;
+  private readonly keys: DataKeys;
+  private readonly definitions: DefinitionAnnouncements;
 
   constructor(options: PostgresStoreOptions) {
     this.location = redactUrl(options.connectionString);
@@ -149,8 +155,11 @@ export class PostgresStore implements Store {
     // commit) whose server goes away emits 'error' with no listener, which would kill the
     // process. Its pending and next queries fail with a connection error and are retried.
     this.pool.on("connect", (client) => client.on("error", () => undefined));
-    const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn) };
+    const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
     this.claims = postgresClaims(connection);
+    this.tokens = postgresTokens(connection);
+    this.keys = postgresDataKeys(connection);
+    this.definitions = postgresDefinitions(connection);
   }
 
   private async connect(): Promise<Client> {
@@ -208,6 +217,24 @@ export class PostgresStore implements Store {
         throw e;
       } finally {
         client.release(broken);
+      }
+    });
+  }
+
+  /** Reads from one snapshot: a read-only REPEATABLE READ transaction, retried through connection faults. */
+  private async snapshot<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+    return this.withRetry(async () => {
+      const c = await this.pool.connect();
+      try {
+        await c.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        const value = await fn(c);
+        await c.query("COMMIT");
+        return value;
+      } catch (e) {
+        await c.query("ROLLBACK").catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
       }
     });
   }
@@ -553,130 +580,60 @@ export class PostgresStore implements Store {
     return Number(r?.n ?? 0);
   }
 
-  async createToken(t: TokenWrite): Promise<TokenRecord> {
-    const row = await this.transaction(async (c) => {
-      await c.query(SQL.text(tokenSql.INSERT_TOKEN), [t.id, t.name, t.role, t.hash, t.createdAt, t.createdBy]);
-      return ((await c.query(SQL.text(tokenSql.TOKEN_BY_HASH), [t.hash])).rows as Raw[])[0];
-    });
-    if (!row || !tokenSql.isWriteOf(row, t)) throw tokenNameTaken(t.name);
-    return toTokenRecord(row);
+  createToken(t: TokenWrite): Promise<TokenRecord> {
+    return this.tokens.createToken(t);
   }
 
-  async listTokens(): Promise<TokenRecord[]> {
-    return (await this.query(SQL.text(tokenSql.LIST_TOKENS))).map(toTokenRecord);
+  listTokens(): Promise<TokenRecord[]> {
+    return this.tokens.listTokens();
   }
 
-  async revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
-    // In a transaction: a COMMIT whose reply is lost is read back, not retried into "not found".
-    const [r] = await this.transaction(async (c) => (await c.query(SQL.text(tokenSql.REVOKE_TOKEN), [at, by, name])).rows as Raw[]);
-    return r ? toTokenRecord(r) : undefined;
+  revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
+    return this.tokens.revokeToken(name, by, at);
   }
 
-  async findTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    const [r] = await this.query(SQL.text(tokenSql.TOKEN_BY_HASH), [hash]);
-    return r ? toToken(r) : undefined;
+  findTokenByHash(hash: string): Promise<TokenRow | undefined> {
+    return this.tokens.findTokenByHash(hash);
   }
 
-  async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
-    const rows = await this.query(`${SQL.text(tokenSql.TOUCH_TOKEN)} RETURNING 1 AS touched`, [at, id, at - minIntervalMs]);
-    return rows.length > 0;
+  touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
+    return this.tokens.touchToken(id, at, minIntervalMs);
   }
 
-  async dataKeys(): Promise<DataKeyRow[]> {
-    return (await this.query(SQL.text(dataKeySql.LIST_DATA_KEYS))).map(toDataKey);
+  dataKeys(): Promise<DataKeyRow[]> {
+    return this.keys.dataKeys();
   }
 
-  async addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    await this.transaction(async (c) => {
-      for (const k of rows) await c.query(SQL.text(dataKeySql.INSERT_DATA_KEY), [k.id, k.kekId, k.wrapped, k.createdAt]);
-    });
+  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    return this.keys.addDataKeys(rows);
   }
 
-  async rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
-    await this.transaction(async (c) => {
-      for (const k of rows) if ((await c.query(SQL.text(dataKeySql.REWRAP_DATA_KEY), [k.kekId, k.wrapped, k.id])).rowCount !== 1) throw missingDataKey(k.id);
-    });
+  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
+    return this.keys.rewrapDataKeys(rows);
   }
 
-  async replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    await this.transaction(async (c) => {
-      await c.query(SQL.text(dataKeySql.DELETE_DATA_KEYS));
-      for (const k of rows) await c.query(SQL.text(dataKeySql.INSERT_DATA_KEY), [k.id, k.kekId, k.wrapped, k.createdAt]);
-    });
+  replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    return this.keys.replaceDataKeys(rows);
   }
 
-  async announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number): Promise<void> {
-    // Catalog rows are locked in one order by every announcer: two workers announcing the same
-    // definitions at once cannot deadlock.
-    const defs = [...definitions].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0));
-    const column = <K extends keyof DefinitionAnnouncement>(k: K) => defs.map((d) => d[k]);
-    await this.transaction(async (c) => {
-      // One time for the whole announcement (stead_now_ms() moves within a transaction).
-      const now = await this.storeNow(c);
-      await c.query(SQL.text(reads.FORGET_ANNOUNCEMENTS), [worker.workerId]);
-      if (defs.length === 0) return;
-      await c.query(
-        `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at)
-         SELECT n, f, k, m, s, $6::bigint, $6::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(n, f, k, m, s, i)
-         ORDER BY i
-         ON CONFLICT (name, fingerprint) DO UPDATE SET kind = excluded.kind, module = excluded.module, input_schema = excluded.input_schema,
-           last_seen_at = greatest(definitions.last_seen_at, excluded.last_seen_at)`,
-        [column("name"), column("fingerprint"), column("kind"), column("module"), column("inputSchema"), now],
-      );
-      await c.query(
-        `INSERT INTO announcements (worker_id, name, fingerprint, host, pid, announced_at, seen_at, expires_at)
-         SELECT $1::text, n, f, $4::text, $5::int, $6::bigint, $6::bigint, $6::bigint + $7::bigint FROM unnest($2::text[], $3::text[]) AS t(n, f)`,
-        [worker.workerId, column("name"), column("fingerprint"), worker.host, worker.pid, now, ttlMs],
-      );
-    });
+  announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
+    return this.definitions.announceDefinitions(worker, definitions, ttlMs, now);
   }
 
-  async refreshAnnouncements(workerId: string, ttlMs: number): Promise<number> {
-    return this.transaction(async (c) => {
-      const now = await this.storeNow(c);
-      const n = (await c.query("UPDATE announcements SET seen_at = $2::bigint, expires_at = $2::bigint + $3::bigint WHERE worker_id = $1", [workerId, now, ttlMs])).rowCount ?? 0;
-      await c.query(
-        `UPDATE definitions d SET last_seen_at = $2::bigint FROM announcements a
-         WHERE a.worker_id = $1 AND a.name = d.name AND a.fingerprint = d.fingerprint AND d.last_seen_at < $2::bigint`,
-        [workerId, now],
-      );
-      return n;
-    });
+  refreshAnnouncements(workerId: string, ttlMs: number, now: number): Promise<number> {
+    return this.definitions.refreshAnnouncements(workerId, ttlMs, now);
   }
 
-  private async storeNow(c: Client): Promise<number> {
-    return Number(((await c.query("SELECT stead_now_ms() AS t")).rows[0] as { t?: unknown } | undefined)?.t);
+  withdrawAnnouncements(workerId: string): Promise<void> {
+    return this.definitions.withdrawAnnouncements(workerId);
   }
 
-  async withdrawAnnouncements(workerId: string): Promise<void> {
-    await this.query(SQL.text(reads.FORGET_ANNOUNCEMENTS), [workerId]);
+  listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
+    return this.definitions.listDefinitions(filter, now);
   }
 
-  async listDefinitions(filter: { name?: string }): Promise<DefinitionRecord[]> {
-    const byName = filter.name !== undefined;
-    const params = filter.name === undefined ? [] : [filter.name];
-    // Both tables from one snapshot, and liveness by the database's clock, not this host's.
-    const [defs, anns] = await this.withRetry(async () => {
-      const c = await this.pool.connect();
-      try {
-        await c.query("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        const d = (await c.query(SQL.text(reads.definitionsSql(byName)), params)).rows as Raw[];
-        const a = (await c.query(`SELECT *, expires_at > stead_now_ms() AS alive FROM announcements ${byName ? "WHERE name = $1" : ""} ${ANNOUNCEMENTS_ORDER}`, params)).rows as Raw[];
-        await c.query("COMMIT");
-        return [d, a];
-      } catch (e) {
-        await c.query("ROLLBACK").catch(() => undefined);
-        throw e;
-      } finally {
-        c.release();
-      }
-    });
-    return definitionRecords(defs.map(toDefinition), anns.map((a) => ({ ...toAnnouncement(a), alive: a.alive === true })));
-  }
-
-  async pruneAnnouncements(graceMs: number): Promise<number> {
-    const [r] = await this.query("WITH d AS (DELETE FROM announcements WHERE expires_at < stead_now_ms() - $1::bigint RETURNING 1) SELECT count(*)::int AS n FROM d", [graceMs]);
-    return Number(r?.n ?? 0);
+  pruneAnnouncements(graceMs: number, now: number): Promise<number> {
+    return this.definitions.pruneAnnouncements(graceMs, now);
   }
 
   claim(req: ClaimRequest): Promise<ClaimedRun[]> {

@@ -46,7 +46,7 @@ export function sqliteClaims(c: SqliteConnection): Omit<ClaimsAndLeases, "leaseC
         }
         return out;
       });
-      return Promise.resolve(c.written(() => run.immediate()));
+      return c.write(() => run.immediate());
     },
 
     claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
@@ -76,9 +76,9 @@ export function sqliteClaims(c: SqliteConnection): Omit<ClaimsAndLeases, "leaseC
       );
     },
 
-    expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
+    async expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
       const now = Date.now();
-      const ok = c.written(() =>
+      const ok = await c.write(() =>
         c.db
           .transaction(() => {
             const q = endLease(SQL, runId, fence, now);
@@ -89,7 +89,7 @@ export function sqliteClaims(c: SqliteConnection): Omit<ClaimsAndLeases, "leaseC
           .immediate(),
       );
       if (ok) c.wake();
-      return Promise.resolve(ok);
+      return ok;
     },
   };
 }

@@ -12,6 +12,8 @@ export interface SqliteConnection {
   stmt(sql: string): Database.Statement;
   /** A write (one transaction, or one statement), under the store's checks; its faults as Stead's. */
   written<T>(fn: () => T): T;
+  /** `written`, as a promise: a refusal (a taken name, the store lost) rejects, never throws. */
+  write<T>(fn: () => T): Promise<T>;
   /** A read, under the same checks, as a promise (a refusal rejects). */
   read<T>(fn: () => T): Promise<T>;
   /** `events` of `runId` written at `at`, inside the caller's transaction. */

@@ -3,14 +3,12 @@ import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
 import type {
-  AnnouncementRow,
   AnnouncingWorker,
   ClaimRequest,
   ClaimedRun,
   CommitOptions,
   DefinitionAnnouncement,
   DefinitionRecord,
-  DefinitionRow,
   EventFilter,
   EventPage,
   EventRow,
@@ -47,15 +45,18 @@ import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
 import { integrityProblems, readBackupRecord, vacuumInto } from "./backup.js";
 import type { BackupRecord } from "../ports/backups.js";
 import type { EraseReport } from "../ports/erasure.js";
-import { keyTaken, missingDataKey, storageFull, tokenNameTaken, type StorageCheck } from "../faults.js";
+import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { warnIfExposed } from "./exposed-files.js";
-import { insertedRow, toAnnouncement, toDataKey, toDefinition, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toToken, toTokenRecord, toWait } from "../rows.js";
-import * as dataKeySql from "../sql/data-keys.js";
-import * as tokenSql from "../sql/tokens.js";
-import { ANNOUNCEMENTS_ORDER, definitionRecords } from "../announcement-records.js";
+import { insertedRow, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
 import { sessionsSql } from "../sessions-sql.js";
 import { sqliteClaims } from "./claims.js";
+import { sqliteDataKeys } from "./data-keys.js";
+import { sqliteDefinitions } from "./definitions.js";
+import type { DefinitionAnnouncements } from "../ports/definitions.js";
+import { sqliteTokens } from "./tokens.js";
+import type { TokenStore } from "../ports/tokens.js";
+import type { DataKeys } from "../ports/data-keys.js";
 import type { SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
@@ -165,6 +166,9 @@ export class SqliteStore implements Store {
   private readonly secureDelete: boolean;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof sqliteClaims>;
+  private readonly tokens: TokenStore;
+  private readonly keys: DataKeys;
+  private readonly definitions: DefinitionAnnouncements;
 
   constructor(options: SqliteStoreOptions = {}) {
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
@@ -220,12 +224,16 @@ export class SqliteStore implements Store {
       db: this.db,
       stmt: (sql) => this.stmt(sql),
       written: (fn) => this.written(fn),
+      write: (fn) => rejectedOnThrow(() => this.written(fn)),
       read: (fn) => this.read(fn),
       insertEvents: (runId, events, at) => this.insertEvents(runId, events, at),
       journal: (runId) => this.journalSync(runId),
       wake: () => this.wake(),
     };
     this.claims = sqliteClaims(connection);
+    this.tokens = sqliteTokens(connection);
+    this.keys = sqliteDataKeys(connection);
+    this.definitions = sqliteDefinitions(connection);
   }
 
   /**
@@ -782,126 +790,60 @@ export class SqliteStore implements Store {
     return Promise.resolve(this.written(() => this.stmt("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(Date.now()).changes));
   }
 
-  async createToken(t: TokenWrite): Promise<TokenRecord> {
-    const row = this.written(() => this.db.transaction(() => {
-      this.stmt(tokenSql.INSERT_TOKEN).run(t.id, t.name, t.role, t.hash, t.createdAt, t.createdBy);
-      const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(t.hash) as Raw | undefined;
-      if (!r || !tokenSql.isWriteOf(r, t)) throw tokenNameTaken(t.name);
-      return r;
-    }).immediate());
-    return Promise.resolve(toTokenRecord(row));
+  createToken(t: TokenWrite): Promise<TokenRecord> {
+    return this.tokens.createToken(t);
   }
 
   listTokens(): Promise<TokenRecord[]> {
-    return this.read(() => (this.stmt(tokenSql.LIST_TOKENS).all() as Raw[]).map(toTokenRecord));
+    return this.tokens.listTokens();
   }
 
-  async revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
-    const r = this.written(() => this.stmt(tokenSql.REVOKE_TOKEN).get(at, by, name) as Raw | undefined);
-    return Promise.resolve(r ? toTokenRecord(r) : undefined);
+  revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
+    return this.tokens.revokeToken(name, by, at);
   }
 
   findTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    return this.read(() => {
-      const r = this.stmt(tokenSql.TOKEN_BY_HASH).get(hash) as Raw | undefined;
-      return r ? toToken(r) : undefined;
-    });
+    return this.tokens.findTokenByHash(hash);
   }
 
-  async touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
-    return Promise.resolve(this.written(() => this.stmt(tokenSql.TOUCH_TOKEN).run(at, id, at - minIntervalMs).changes > 0));
+  touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
+    return this.tokens.touchToken(id, at, minIntervalMs);
   }
 
   dataKeys(): Promise<DataKeyRow[]> {
-    return this.read(() => (this.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey));
+    return this.keys.dataKeys();
   }
 
-  async addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    const insert = this.stmt(dataKeySql.INSERT_DATA_KEY);
-    this.written(() => this.db.transaction(() => {
-      for (const k of rows) insert.run(k.id, k.kekId, k.wrapped, k.createdAt);
-    }).immediate());
-    return Promise.resolve();
+  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    return this.keys.addDataKeys(rows);
   }
 
-  async rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
-    const update = this.stmt(dataKeySql.REWRAP_DATA_KEY);
-    this.written(() => this.db.transaction(() => {
-      for (const k of rows) if (update.run(k.kekId, k.wrapped, k.id).changes !== 1) throw missingDataKey(k.id);
-    }).immediate());
-    return Promise.resolve();
+  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
+    return this.keys.rewrapDataKeys(rows);
   }
 
-  async replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    const insert = this.stmt(dataKeySql.INSERT_DATA_KEY);
-    this.written(() => this.db.transaction(() => {
-      this.stmt(dataKeySql.DELETE_DATA_KEYS).run();
-      for (const k of rows) insert.run(k.id, k.kekId, k.wrapped, k.createdAt);
-    }).immediate());
-    return Promise.resolve();
+  replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
+    return this.keys.replaceDataKeys(rows);
   }
 
   announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
-    const upsert = this.stmt(
-      `INSERT INTO definitions (name, fingerprint, kind, module, input_schema, first_announced_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (name, fingerprint) DO UPDATE SET kind = excluded.kind, module = excluded.module, input_schema = excluded.input_schema,
-         last_seen_at = max(last_seen_at, excluded.last_seen_at)`,
-    );
-    const insert = this.stmt("INSERT INTO announcements (worker_id, name, fingerprint, host, pid, announced_at, seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    this.written(() =>
-      this.db.transaction(() => {
-        this.stmt(reads.FORGET_ANNOUNCEMENTS).run(worker.workerId);
-        for (const d of definitions) {
-          upsert.run(d.name, d.fingerprint, d.kind, d.module, d.inputSchema, now, now);
-          insert.run(worker.workerId, d.name, d.fingerprint, worker.host, worker.pid, now, now, now + ttlMs);
-        }
-      }).immediate(),
-    );
-    return Promise.resolve();
+    return this.definitions.announceDefinitions(worker, definitions, ttlMs, now);
   }
 
   refreshAnnouncements(workerId: string, ttlMs: number, now: number): Promise<number> {
-    return Promise.resolve(
-      this.written(() =>
-        this.db.transaction(() => {
-          const n = this.stmt("UPDATE announcements SET seen_at = ?, expires_at = ? WHERE worker_id = ?").run(now, now + ttlMs, workerId).changes;
-          this.stmt(
-            `UPDATE definitions SET last_seen_at = ? WHERE last_seen_at < ?
-               AND EXISTS (SELECT 1 FROM announcements a WHERE a.worker_id = ? AND a.name = definitions.name AND a.fingerprint = definitions.fingerprint)`,
-          ).run(now, now, workerId);
-          return n;
-        }).immediate(),
-      ),
-    );
+    return this.definitions.refreshAnnouncements(workerId, ttlMs, now);
   }
 
   withdrawAnnouncements(workerId: string): Promise<void> {
-    this.written(() => this.stmt(reads.FORGET_ANNOUNCEMENTS).run(workerId));
-    return Promise.resolve();
+    return this.definitions.withdrawAnnouncements(workerId);
   }
 
   listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
-    return this.read(() => {
-      const byName = filter.name !== undefined;
-      const params = byName ? [filter.name] : [];
-      const read = (this.catalogReads[byName ? 1 : 0] ??= this.catalogRead(byName));
-      const [defs, anns] = read(params);
-      return definitionRecords(defs, anns.map((a) => ({ ...a, alive: a.expiresAt > now })));
-    });
-  }
-
-  /** Built once per filter shape (all, by name): a transaction built per call cost a start by name a few µs. */
-  private readonly catalogReads: ((params: unknown[]) => [DefinitionRow[], AnnouncementRow[]])[] = [];
-
-  /** One read transaction: both tables from the same snapshot. */
-  private catalogRead(byName: boolean): (params: unknown[]) => [DefinitionRow[], AnnouncementRow[]] {
-    const defs = this.stmt(reads.definitionsSql(byName));
-    const anns = this.stmt(`SELECT * FROM announcements ${byName ? "WHERE name = ?" : ""} ${ANNOUNCEMENTS_ORDER}`);
-    return this.db.transaction((params: unknown[]): [DefinitionRow[], AnnouncementRow[]] => [(defs.all(...params) as Raw[]).map(toDefinition), (anns.all(...params) as Raw[]).map(toAnnouncement)]);
+    return this.definitions.listDefinitions(filter, now);
   }
 
   pruneAnnouncements(graceMs: number, now: number): Promise<number> {
-    return Promise.resolve(this.written(() => this.stmt("DELETE FROM announcements WHERE expires_at < ?").run(now - graceMs).changes));
+    return this.definitions.pruneAnnouncements(graceMs, now);
   }
 
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
