@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
@@ -14,7 +14,9 @@ import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
 import { sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import { leaseHeld } from "../sql/claim-rule.js";
+import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import { postgresClaims } from "./claims.js";
+import { postgresSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { postgresDataKeys } from "./data-keys.js";
 import { postgresDefinitions } from "./definitions.js";
 import type { DefinitionAnnouncements } from "../ports/definitions.js";
@@ -25,8 +27,8 @@ import type { PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
-import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
+import { checkSnapshotWrites } from "../snapshot-rows.js";
+import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
   AnnouncingWorker,
   ClaimRequest,
@@ -127,6 +129,7 @@ export class PostgresStore implements Store {
   private closed = false;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof postgresClaims>;
+  private readonly blobStore: SnapshotsAndBlobs;
   private readonly tokens: TokenStore;
   private readonly keys: DataKeys;
   private readonly definitions: DefinitionAnnouncements;
@@ -157,6 +160,7 @@ export class PostgresStore implements Store {
     this.pool.on("connect", (client) => client.on("error", () => undefined));
     const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
     this.claims = postgresClaims(connection);
+    this.blobStore = postgresSnapshotsAndBlobs(connection);
     this.tokens = postgresTokens(connection);
     this.keys = postgresDataKeys(connection);
     this.definitions = postgresDefinitions(connection);
@@ -756,67 +760,51 @@ export class PostgresStore implements Store {
     });
   }
 
-  async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
-    if (blobs.length === 0) return;
-    // Batches of about 8 MB per statement; each statement is its own transaction (insert if absent is idempotent).
-    for (let i = 0; i < blobs.length; ) {
-      const batch: BlobWrite[] = [];
-      let bytes = 0;
-      while (i < blobs.length && (batch.length === 0 || bytes + (blobs[i]?.data.byteLength ?? 0) <= 8 * 1024 * 1024)) {
-        const b = blobs[i++] as BlobWrite;
-        batch.push(b);
-        bytes += b.data.byteLength;
-      }
-      await this.query(
-        `INSERT INTO blobs (hash, size, touched_at, data)
-         SELECT h, s, stead_now_ms(), d FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS t(h, s, d)
-         ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at WHERE blobs.touched_at < excluded.touched_at - $4`,
-        [batch.map((b) => b.hash), batch.map((b) => b.size), batch.map((b) => Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength)), BLOB_TOUCH_INTERVAL_MS],
-      );
-    }
+  putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
+    return this.blobStore.putBlobs(blobs);
   }
 
-  async missingBlobs(hashes: readonly string[]): Promise<string[]> {
-    if (hashes.length === 0) return [];
-    const present = new Set<string>();
-    for (let i = 0; i < hashes.length; i += 5000) {
-      const chunk = hashes.slice(i, i + 5000);
-      const rows = await this.query(
-        `WITH p AS (SELECT hash, touched_at FROM blobs WHERE hash = ANY($1::text[])),
-         t AS (UPDATE blobs b SET touched_at = stead_now_ms() FROM p WHERE b.hash = p.hash AND p.touched_at < stead_now_ms() - $2)
-         SELECT hash FROM p`,
-        [chunk, BLOB_TOUCH_INTERVAL_MS],
-      );
-      for (const r of rows) present.add(String(r.hash));
-    }
-    return [...new Set(hashes)].filter((h) => !present.has(h));
+  missingBlobs(hashes: readonly string[]): Promise<string[]> {
+    return this.blobStore.missingBlobs(hashes);
   }
 
-  async getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
-    const out: BlobRow[] = [];
-    for (let i = 0; i < hashes.length; i += 500) {
-      const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
-      const rows = await this.query(SQL.text(q.sql), q.params);
-      for (const r of rows) out.push(toBlob(r));
-    }
-    return out;
+  getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
+    return this.blobStore.getBlobs(hashes);
   }
 
-  async snapshots(runId: string): Promise<SnapshotRow[]> {
-    return (await this.query(SQL.text(reads.SNAPSHOTS_OF_RUN), [runId])).map(toSnapshot);
+  snapshots(runId: string): Promise<SnapshotRow[]> {
+    return this.blobStore.snapshots(runId);
   }
 
-  async getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
-    const [r] =
-      "seq" in at
-        ? await this.query(SQL.text(reads.SNAPSHOT_AT_SEQ), [runId, at.seq])
-        : await this.query(SQL.text(reads.SNAPSHOT_OF_STEP), [runId, at.stepId]);
-    return r ? toSnapshot(r) : undefined;
+  getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
+    return this.blobStore.getSnapshot(runId, at);
   }
 
-  async snapshotRoots(): Promise<string[]> {
-    return (await this.query(reads.SNAPSHOT_ROOTS)).map((r) => String(r.root));
+  snapshotRoots(): Promise<string[]> {
+    return this.blobStore.snapshotRoots();
   }
+
+  pruneSnapshots(keepSteps: number): Promise<number> {
+    return this.blobStore.pruneSnapshots(keepSteps);
+  }
+
+  storeTime(): Promise<number> {
+    return this.blobStore.storeTime();
+  }
+
+  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
+    return this.blobStore.listBlobs(after, limit, touchedBefore);
+  }
+
+  deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
+    return this.blobStore.deleteBlobs(hashes, touchedBefore);
+  }
+
+
+
+
+
+
 
   async finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
     return (await this.query(SQL.text(retention.FINISHED_ROOTS), [endedBefore, after ?? "", limit])).map((r) => String(r.id));
@@ -848,21 +836,6 @@ export class PostgresStore implements Store {
     });
   }
 
-  async pruneSnapshots(keepSteps: number): Promise<number> {
-    const rows =
-      keepSteps <= 0
-        ? await this.query("WITH d AS (DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status = ANY($1::text[])) RETURNING 1) SELECT count(*)::int AS n FROM d", [TERMINAL_STATUSES])
-        : await this.query(
-            // The oldest kept seq: the keepSteps-th newest step snapshot's (none: the run keeps everything).
-            `WITH d AS (
-               DELETE FROM snapshots s WHERE s.run_id IN (SELECT id FROM runs WHERE status = ANY($1::text[]))
-                 AND s.seq < (SELECT k.seq FROM snapshots k WHERE k.run_id = s.run_id AND k.source = 'step' ORDER BY k.seq DESC LIMIT 1 OFFSET $2)
-               RETURNING 1)
-             SELECT count(*)::int AS n FROM d`,
-            [TERMINAL_STATUSES, keepSteps - 1],
-          );
-    return Number(rows[0]?.n ?? 0);
-  }
 
   /**
    * Postgres cannot say how much room its disk has: this writes `needBytes` (at least 2 MiB) of
@@ -925,32 +898,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async storeTime(): Promise<number> {
-    const [r] = await this.query("SELECT stead_now_ms() AS t");
-    return Number(r?.t);
-  }
 
-  async listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
-    const rows = await this.query(
-      "SELECT hash, size, octet_length(data) AS stored FROM blobs WHERE ($1::text IS NULL OR hash > $1) AND touched_at < $2 ORDER BY hash LIMIT $3",
-      [after, touchedBefore, limit],
-    );
-    return rows.map(toBlobInfo);
-  }
 
-  async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
-    let count = 0;
-    let bytes = 0;
-    for (let i = 0; i < hashes.length; i += 5000) {
-      const [r] = await this.query(
-        "WITH d AS (DELETE FROM blobs WHERE hash = ANY($1::text[]) AND touched_at < $2 RETURNING octet_length(data) AS b) SELECT count(*)::int AS n, coalesce(sum(b), 0)::bigint AS b FROM d",
-        [hashes.slice(i, i + 5000), touchedBefore],
-      );
-      count += Number(r?.n ?? 0);
-      bytes += Number(r?.b ?? 0);
-    }
-    return { count, bytes };
-  }
 }
 
 /**

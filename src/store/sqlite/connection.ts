@@ -14,6 +14,11 @@ export interface SqliteConnection {
   written<T>(fn: () => T): T;
   /** `written`, as a promise: a refusal (a taken name, the store lost) rejects, never throws. */
   write<T>(fn: () => T): Promise<T>;
+  /**
+   * A retention delete (one write) whose freed bytes are overwritten, not just unlinked (see the
+   * store's `erasing`): every delete of runs, snapshots or blobs goes through here.
+   */
+  erasing<T>(fn: () => T): T;
   /** A read, under the same checks, as a promise (a refusal rejects). */
   read<T>(fn: () => T): Promise<T>;
   /** `events` of `runId` written at `at`, inside the caller's transaction. */

@@ -48,9 +48,11 @@ import type { EraseReport } from "../ports/erasure.js";
 import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { warnIfExposed } from "./exposed-files.js";
-import { insertedRow, toEvent, toHold, toIdempotency, toRun, toSession, toSnapshot, toStep, toWait } from "../rows.js";
+import { insertedRow, toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
 import { sessionsSql } from "../sessions-sql.js";
+import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import { sqliteClaims } from "./claims.js";
+import { sqliteSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { sqliteDataKeys } from "./data-keys.js";
 import { sqliteDefinitions } from "./definitions.js";
 import type { DefinitionAnnouncements } from "../ports/definitions.js";
@@ -61,7 +63,7 @@ import type { SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
-import { checkSnapshotWrites, toBlob, toBlobInfo } from "../snapshot-rows.js";
+import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
@@ -76,7 +78,7 @@ import { storedStepParams } from "./stored-payload.js";
 import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
 import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutation.js";
 import { sqliteEventsAfter } from "./event-stream.js";
-import { BLOB_TOUCH_INTERVAL_MS, TERMINAL_STATUSES, type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
+import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 /** A failure one start of a batch can cause alone: its values, or its size against the room left. */
 function oneStartsFault(e: unknown): boolean {
@@ -166,6 +168,7 @@ export class SqliteStore implements Store {
   private readonly secureDelete: boolean;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof sqliteClaims>;
+  private readonly blobStore: SnapshotsAndBlobs;
   private readonly tokens: TokenStore;
   private readonly keys: DataKeys;
   private readonly definitions: DefinitionAnnouncements;
@@ -225,12 +228,14 @@ export class SqliteStore implements Store {
       stmt: (sql) => this.stmt(sql),
       written: (fn) => this.written(fn),
       write: (fn) => rejectedOnThrow(() => this.written(fn)),
+      erasing: (fn) => this.erasing(fn),
       read: (fn) => this.read(fn),
       insertEvents: (runId, events, at) => this.insertEvents(runId, events, at),
       journal: (runId) => this.journalSync(runId),
       wake: () => this.wake(),
     };
     this.claims = sqliteClaims(connection);
+    this.blobStore = sqliteSnapshotsAndBlobs(connection);
     this.tokens = sqliteTokens(connection);
     this.keys = sqliteDataKeys(connection);
     this.definitions = sqliteDefinitions(connection);
@@ -996,82 +1001,53 @@ export class SqliteStore implements Store {
     for (const x of snapshots) s.run(...snapshotParams(runId, x));
   }
 
-  async putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
-    if (blobs.length === 0) return Promise.resolve();
-    const now = Date.now();
-    const s = this.stmt(
-      `INSERT INTO blobs (hash, size, touched_at, data) VALUES (?, ?, ?, ?)
-       ON CONFLICT (hash) DO UPDATE SET touched_at = excluded.touched_at WHERE blobs.touched_at < ?`,
-    );
-    this.written(() => this.db.transaction(() => {
-      for (const b of blobs) s.run(b.hash, b.size, now, b.data, now - BLOB_TOUCH_INTERVAL_MS);
-    }).immediate());
-    return Promise.resolve();
+  putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
+    return this.blobStore.putBlobs(blobs);
   }
 
-  async missingBlobs(hashes: readonly string[]): Promise<string[]> {
-    if (hashes.length === 0) return Promise.resolve([]);
-    const now = Date.now();
-    const present = new Set<string>();
-    const find = this.stmt("SELECT hash FROM blobs WHERE hash IN (SELECT value FROM json_each(?))");
-    const touch = this.stmt("UPDATE blobs SET touched_at = ? WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    this.written(() => this.db.transaction(() => {
-      for (let i = 0; i < hashes.length; i += 500) {
-        const chunk = JSON.stringify(hashes.slice(i, i + 500));
-        for (const r of find.all(chunk) as Raw[]) present.add(String(r.hash));
-        touch.run(now, chunk, now - BLOB_TOUCH_INTERVAL_MS);
-      }
-    }).immediate());
-    return Promise.resolve([...new Set(hashes)].filter((h) => !present.has(h)));
+  missingBlobs(hashes: readonly string[]): Promise<string[]> {
+    return this.blobStore.missingBlobs(hashes);
   }
 
   getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
-    return this.read(() => {
-      const out: BlobRow[] = [];
-      for (let i = 0; i < hashes.length; i += 500) {
-        const q = reads.blobsByHash(SQL, hashes.slice(i, i + 500));
-        for (const r of this.stmt(q.sql).all(...q.params) as Raw[]) out.push(toBlob(r));
-      }
-      return out;
-    });
+    return this.blobStore.getBlobs(hashes);
   }
 
   snapshots(runId: string): Promise<SnapshotRow[]> {
-    return this.read(() => (this.stmt(reads.SNAPSHOTS_OF_RUN).all(runId) as Raw[]).map(toSnapshot));
+    return this.blobStore.snapshots(runId);
   }
 
   getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
-    return this.read(() => {
-      const r =
-        "seq" in at
-          ? (this.stmt(reads.SNAPSHOT_AT_SEQ).get(runId, at.seq) as Raw | undefined)
-          : (this.stmt(reads.SNAPSHOT_OF_STEP).get(runId, at.stepId) as Raw | undefined);
-      return r ? toSnapshot(r) : undefined;
-    });
+    return this.blobStore.getSnapshot(runId, at);
   }
 
   snapshotRoots(): Promise<string[]> {
-    return this.read(() => (this.stmt(reads.SNAPSHOT_ROOTS).all() as Raw[]).map((r) => String(r.root)));
+    return this.blobStore.snapshotRoots();
   }
 
-  async pruneSnapshots(keepSteps: number): Promise<number> {
-    const terminal = JSON.stringify(TERMINAL_STATUSES);
-    const n = this.erasing(() => this.db.transaction(() => {
-      if (keepSteps <= 0) {
-        return this.stmt("DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))").run(terminal).changes;
-      }
-      // The oldest kept seq: the keepSteps-th newest step snapshot's (none: the run keeps everything).
-      return this.stmt(
-        `DELETE FROM snapshots WHERE run_id IN (SELECT id FROM runs WHERE status IN (SELECT value FROM json_each(?)))
-           AND seq < (SELECT k.seq FROM snapshots k WHERE k.run_id = snapshots.run_id AND k.source = 'step' ORDER BY k.seq DESC LIMIT 1 OFFSET ?)`,
-      ).run(terminal, keepSteps - 1).changes;
-    }).immediate());
-    return Promise.resolve(n);
+  pruneSnapshots(keepSteps: number): Promise<number> {
+    return this.blobStore.pruneSnapshots(keepSteps);
   }
 
   storeTime(): Promise<number> {
-    return Promise.resolve(Date.now());
+    return this.blobStore.storeTime();
   }
+
+  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
+    return this.blobStore.listBlobs(after, limit, touchedBefore);
+  }
+
+  deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
+    return this.blobStore.deleteBlobs(hashes, touchedBefore);
+  }
+
+
+
+
+
+
+
+
 
   finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
     return this.read(() => (this.stmt(retention.FINISHED_ROOTS).all(endedBefore, after ?? "", limit) as Raw[]).map((r) => String(r.id)));
@@ -1101,26 +1077,7 @@ export class SqliteStore implements Store {
     return Promise.resolve(result);
   }
 
-  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
-    return this.read(() => (this.stmt("SELECT hash, size, length(data) AS stored FROM blobs WHERE hash > ? AND touched_at < ? ORDER BY hash LIMIT ?").all(after ?? "", touchedBefore, limit) as Raw[]).map(toBlobInfo));
-  }
 
-  async deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
-    const sum = this.stmt("SELECT count(*) AS n, coalesce(sum(length(data)), 0) AS b FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    const del = this.stmt("DELETE FROM blobs WHERE hash IN (SELECT value FROM json_each(?)) AND touched_at < ?");
-    const out = this.erasing(() => this.db.transaction(() => {
-      let count = 0;
-      let bytes = 0;
-      for (let i = 0; i < hashes.length; i += 500) {
-        const chunk = JSON.stringify(hashes.slice(i, i + 500));
-        const r = sum.get(chunk, touchedBefore) as Raw;
-        bytes += Number(r.b);
-        count += del.run(chunk, touchedBefore).changes;
-      }
-      return { count, bytes };
-    }).immediate());
-    return Promise.resolve(out);
-  }
 }
 
 /**
