@@ -2,20 +2,25 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
-import * as retention from "../sql/retention.js";
-import type { RetentionOptions, RetentionResult } from "../ports/retention.js";
-import * as tallies from "../sql/tally.js";
+import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
 import { sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
 import { leaseHeld } from "../sql/claim-rule.js";
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
+import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
+import type { Tallies } from "../ports/tallies.js";
+import type { TransferRows } from "../ports/transfer-rows.js";
 import { postgresClaims } from "./claims.js";
+import { postgresTransferRows } from "./transfer-rows.js";
+import { postgresTallies } from "./tallies.js";
+import { postgresIdempotencyKeys } from "./idempotency-keys.js";
+import { postgresRetention } from "./retention.js";
 import { postgresSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { postgresDataKeys } from "./data-keys.js";
 import { postgresDefinitions } from "./definitions.js";
@@ -26,7 +31,6 @@ import type { DataKeys } from "../ports/data-keys.js";
 import type { PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
-import { keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema, type ColumnKind } from "../transfer/tables.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
@@ -69,7 +73,7 @@ import type {
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
 import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
-import { MIGRATION_LOCK, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
+import { MIGRATION_LOCK, SESSION_LOCK_CLASS, STORE_MARKER, WAKE_CHANNEL } from "./store-names.js";
 import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, stepCommit } from "./step-commit.js";
 import { storableEvents, storableUnits } from "./storable-text.js";
@@ -129,6 +133,10 @@ export class PostgresStore implements Store {
   private closed = false;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof postgresClaims>;
+  private readonly rows: TransferRows;
+  private readonly tallies: Tallies;
+  private readonly idempotency: IdempotencyKeys;
+  private readonly runRetention: RunRetention;
   private readonly blobStore: SnapshotsAndBlobs;
   private readonly tokens: TokenStore;
   private readonly keys: DataKeys;
@@ -160,6 +168,10 @@ export class PostgresStore implements Store {
     this.pool.on("connect", (client) => client.on("error", () => undefined));
     const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
     this.claims = postgresClaims(connection);
+    this.rows = postgresTransferRows(connection);
+    this.tallies = postgresTallies(connection);
+    this.idempotency = postgresIdempotencyKeys(connection);
+    this.runRetention = postgresRetention(connection);
     this.blobStore = postgresSnapshotsAndBlobs(connection);
     this.tokens = postgresTokens(connection);
     this.keys = postgresDataKeys(connection);
@@ -392,9 +404,10 @@ export class PostgresStore implements Store {
     return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
   }
 
-  async tally(): Promise<StoreTally> {
-    return tallies.toTally(await this.query(tallies.TALLY));
+  tally(): Promise<StoreTally> {
+    return this.tallies.tally();
   }
+
 
   async runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
     const ids = checkRunIds(runIds);
@@ -573,16 +586,15 @@ export class PostgresStore implements Store {
     }
   }
 
-  async idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    const q = reads.liveIdempotencyKey(SQL, verb, scope, key, Date.now());
-    const [r] = await this.query(SQL.text(q.sql), q.params);
-    return r ? toIdempotency(r) : undefined;
+  idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
+    return this.idempotency.idempotencyKey(verb, scope, key);
   }
 
-  async pruneIdempotencyKeys(): Promise<number> {
-    const [r] = await this.query("WITH d AS (DELETE FROM idempotency_keys WHERE expires_at <= stead_now_ms() RETURNING 1) SELECT count(*)::int AS n FROM d");
-    return Number(r?.n ?? 0);
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.idempotency.pruneIdempotencyKeys();
   }
+
+
 
   createToken(t: TokenWrite): Promise<TokenRecord> {
     return this.tokens.createToken(t);
@@ -725,40 +737,15 @@ export class PostgresStore implements Store {
     return rows.map((r) => String(r.run_id));
   }
 
-  async readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
-    const key = keyColumns(table);
-    const names = key.map((k) => quoteColumn(k.name)).join(", ");
-    const params: unknown[] = [...(afterKey ?? [])];
-    const where = afterKey === null ? "" : `WHERE (${names}) > (${key.map((k, i) => `$${i + 1}::${SQL_TYPE[k.kind]}`).join(", ")})`;
-    params.push(limit);
-    const cols = tableSchema(table).columns.map((c) => quoteColumn(c.name)).join(", ");
-    const rows = await this.query(`SELECT ${cols} FROM ${table} ${where} ORDER BY ${names} LIMIT $${params.length}`, params);
-    return rows.map((r) => normaliseRow(table, r));
+  readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
+    return this.rows.readRows(table, afterKey, limit);
   }
 
-  async writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    const schema = tableSchema(table);
-    const payload = JSON.stringify(
-      rows.map((row, i) => {
-        const values = rowValues(table, row, `writeRows row ${i + 1}`);
-        return Object.fromEntries(schema.columns.map((c, j) => [c.name, values[j] ?? null]));
-      }),
-    );
-    const cols = schema.columns.map((c) => quoteColumn(c.name)).join(", ");
-    const defs = schema.columns.map((c) => `${quoteColumn(c.name)} ${SQL_TYPE[c.kind]}`).join(", ");
-    await this.transaction(async (c) => {
-      // A bytes column travels as base64 text (bytea's own text input is hex, not base64).
-      const select = schema.columns.map((c) => (c.kind === "bytes" ? `decode(${quoteColumn(c.name)}, 'base64')` : quoteColumn(c.name))).join(", ");
-      await c.query(`INSERT INTO ${table} (${cols}) SELECT ${select} FROM jsonb_to_recordset($1::jsonb) AS x(${defs})`, [payload]);
-      // Explicit ids leave the BIGSERIAL sequence behind: the next insert would collide with an imported id.
-      if (schema.serial) {
-        const s = quoteColumn(schema.serial);
-        await c.query(`SELECT setval(pg_get_serial_sequence('${table}', '${schema.serial}'), coalesce(max(${s}), 1), max(${s}) IS NOT NULL) FROM ${table}`);
-      }
-      if (table === "runs") await c.query("SELECT pg_notify($1, '')", [WAKE_CHANNEL]);
-    });
+  writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
+    return this.rows.writeRows(table, rows);
   }
+
+
 
   putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
     return this.blobStore.putBlobs(blobs);
@@ -806,35 +793,15 @@ export class PostgresStore implements Store {
 
 
 
-  async finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
-    return (await this.query(SQL.text(retention.FINISHED_ROOTS), [endedBefore, after ?? "", limit])).map((r) => String(r.id));
+  finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
+    return this.runRetention.finishedRoots(endedBefore, after, limit);
   }
 
   deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
-    return this.transaction(async (c) => {
-      const out: RetentionResult = { runs: [], kept: [] };
-      const done = new Set<string>();
-      for (const root of roots) {
-        if (done.has(root)) continue;
-        // The session's lock, as createRun takes it: no turn can be added while its turns go.
-        const [head] = (await c.query<Raw>(SQL.text(retention.SESSION_OF), [root])).rows;
-        if (typeof head?.session_id === "string") await c.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [SESSION_LOCK_CLASS, head.session_id]);
-        // Locked, so no run of the tree can be resumed between the check and the deletes.
-        const rows = (await c.query<Raw>(`${SQL.text(retention.TREE)} FOR UPDATE OF r`, [root, root])).rows;
-        const tree = rows.map(retention.toTreeRow);
-        if (tree.length === 0) continue;
-        const why = retention.mustKeep(tree, options);
-        if (why) {
-          out.kept.push({ root, reason: why });
-          continue;
-        }
-        for (const w of retention.treeWrites(tree, options)) await c.query(SQL.text(w.sql), w.params);
-        for (const { id } of tree) done.add(id);
-        out.runs.push(...tree.map((r) => r.id));
-      }
-      return out;
-    });
+    return this.runRetention.deleteRunTrees(roots, options);
   }
+
+
 
 
   /**
@@ -902,17 +869,9 @@ export class PostgresStore implements Store {
 
 }
 
-/**
- * Class key of the per-session advisory locks (the two-key form, 'SESS' in ASCII): apart from the
- * one-key locks (migrations, worker presence) that expireGoneOwners looks for.
- */
-const SESSION_LOCK_CLASS = 0x53455353;
 
 /** Room kept aside for a full store's bookkeeping (see releaseReserve). */
 const RESERVE_BYTES = 1024 * 1024;
-
-/** The Postgres type a transfer column is read and written as (INTEGER columns take bigint values by assignment). */
-const SQL_TYPE: Record<ColumnKind, string> = { text: "text", int: "bigint", bool: "boolean", bytes: "text" };
 
 /**
  * The order a batch's units are applied in: by their first run's id, stable, so two batches that

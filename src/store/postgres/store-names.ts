@@ -11,3 +11,9 @@ export const MIGRATION_LOCK = "357895800644";
 
 /** The channel workers LISTEN on: a run became runnable. Migrations 1 and 6 name it in their PL/pgSQL as well. */
 export const WAKE_CHANNEL = "stead_wake";
+
+/**
+ * Class key of the per-session advisory locks (the two-key form, 'SESS' in ASCII): apart from the
+ * one-key locks (migrations, worker presence) that expireGoneOwners looks for.
+ */
+export const SESSION_LOCK_CLASS = 0x53455353;

@@ -48,10 +48,17 @@ import type { EraseReport } from "../ports/erasure.js";
 import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { warnIfExposed } from "./exposed-files.js";
-import { insertedRow, toEvent, toHold, toIdempotency, toRun, toSession, toStep, toWait } from "../rows.js";
+import { insertedRow, toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
 import { sessionsSql } from "../sessions-sql.js";
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
+import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
+import type { Tallies } from "../ports/tallies.js";
+import type { TransferRows } from "../ports/transfer-rows.js";
 import { sqliteClaims } from "./claims.js";
+import { sqliteTransferRows } from "./transfer-rows.js";
+import { sqliteTallies } from "./tallies.js";
+import { sqliteIdempotencyKeys } from "./idempotency-keys.js";
+import { sqliteRetention } from "./retention.js";
 import { sqliteSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { sqliteDataKeys } from "./data-keys.js";
 import { sqliteDefinitions } from "./definitions.js";
@@ -62,14 +69,11 @@ import type { DataKeys } from "../ports/data-keys.js";
 import type { SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
-import { columnNames, keyColumns, normaliseRow, quoteColumn, rowValues, tableSchema } from "../transfer/tables.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
-import * as tallies from "../sql/tally.js";
-import * as retention from "../sql/retention.js";
-import type { RetentionOptions, RetentionResult } from "../ports/retention.js";
+import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
 import * as listing from "../sql/run-listing.js";
 import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
@@ -168,6 +172,10 @@ export class SqliteStore implements Store {
   private readonly secureDelete: boolean;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof sqliteClaims>;
+  private readonly rows: TransferRows;
+  private readonly tallies: Tallies;
+  private readonly idempotency: IdempotencyKeys;
+  private readonly runRetention: RunRetention;
   private readonly blobStore: SnapshotsAndBlobs;
   private readonly tokens: TokenStore;
   private readonly keys: DataKeys;
@@ -235,6 +243,10 @@ export class SqliteStore implements Store {
       wake: () => this.wake(),
     };
     this.claims = sqliteClaims(connection);
+    this.rows = sqliteTransferRows(connection);
+    this.tallies = sqliteTallies(connection);
+    this.idempotency = sqliteIdempotencyKeys(connection);
+    this.runRetention = sqliteRetention(connection);
     this.blobStore = sqliteSnapshotsAndBlobs(connection);
     this.tokens = sqliteTokens(connection);
     this.keys = sqliteDataKeys(connection);
@@ -625,8 +637,9 @@ export class SqliteStore implements Store {
   }
 
   tally(): Promise<StoreTally> {
-    return this.read(() => tallies.toTally(this.stmt(tallies.TALLY).all() as Raw[]));
+    return this.tallies.tally();
   }
+
 
   journal(runId: string): Promise<StepRow[]> {
     return this.read(() => this.journalSync(runId));
@@ -784,16 +797,14 @@ export class SqliteStore implements Store {
   }
 
   idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    return this.read(() => {
-      const q = reads.liveIdempotencyKey(SQL, verb, scope, key, Date.now());
-      const r = this.stmt(q.sql).get(...q.params) as Raw | undefined;
-      return r ? toIdempotency(r) : undefined;
-    });
+    return this.idempotency.idempotencyKey(verb, scope, key);
   }
 
-  async pruneIdempotencyKeys(): Promise<number> {
-    return Promise.resolve(this.written(() => this.stmt("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(Date.now()).changes));
+  pruneIdempotencyKeys(): Promise<number> {
+    return this.idempotency.pruneIdempotencyKeys();
   }
+
+
 
   createToken(t: TokenWrite): Promise<TokenRecord> {
     return this.tokens.createToken(t);
@@ -974,27 +985,14 @@ export class SqliteStore implements Store {
   }
 
   readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
-    const key = keyColumns(table).map((k) => quoteColumn(k.name));
-    const where = afterKey === null ? "" : `WHERE (${key.join(", ")}) > (${key.map(() => "?").join(", ")})`;
-    const sql = `SELECT ${columnNames(table).map(quoteColumn).join(", ")} FROM ${table} ${where} ORDER BY ${key.join(", ")} LIMIT ?`;
-    return this.read(() => (this.stmt(sql).all(...(afterKey ?? []), limit) as Raw[]).map((r) => normaliseRow(table, r)));
+    return this.rows.readRows(table, afterKey, limit);
   }
 
-  // Explicit ids need no sequence fix-up here: events.seq is the rowid (next = max + 1) and
-  // AUTOINCREMENT moves sqlite_sequence past an explicit holds.id by itself.
-  async writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
-    const cols = columnNames(table);
-    const insert = this.stmt(`INSERT INTO ${table} (${cols.map(quoteColumn).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
-    const kinds = tableSchema(table).columns.map((c) => c.kind);
-    this.written(() => this.db.transaction(() => {
-      rows.forEach((row, i) => {
-        const values = rowValues(table, row, `writeRows row ${i + 1}`);
-        insert.run(...values.map((v, j) => (typeof v === "boolean" ? (v ? 1 : 0) : kinds[j] === "bytes" && typeof v === "string" ? Buffer.from(v, "base64") : v)));
-      });
-    }).immediate());
-    if (table === "runs" && rows.length > 0) this.wake();
-    return Promise.resolve();
+  writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
+    return this.rows.writeRows(table, rows);
   }
+
+
 
   private upsertSnapshots(runId: string, snapshots: readonly SnapshotWrite[]): void {
     const s = this.stmt(SNAPSHOT_UPSERT_SQL);
@@ -1050,32 +1048,14 @@ export class SqliteStore implements Store {
 
 
   finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
-    return this.read(() => (this.stmt(retention.FINISHED_ROOTS).all(endedBefore, after ?? "", limit) as Raw[]).map((r) => String(r.id)));
+    return this.runRetention.finishedRoots(endedBefore, after, limit);
   }
 
-  async deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
-    const result = this.erasing(() =>
-      this.db.transaction(() => {
-        const out: RetentionResult = { runs: [], kept: [] };
-        const done = new Set<string>();
-        for (const root of roots) {
-          if (done.has(root)) continue;
-          const tree = (this.stmt(retention.TREE).all(root, root) as Raw[]).map(retention.toTreeRow);
-          if (tree.length === 0) continue;
-          const why = retention.mustKeep(tree, options);
-          if (why) {
-            out.kept.push({ root, reason: why });
-            continue;
-          }
-          for (const w of retention.treeWrites(tree, options)) this.stmt(w.sql).run(...w.params);
-          for (const { id } of tree) done.add(id);
-          out.runs.push(...tree.map((r) => r.id));
-        }
-        return out;
-      }).immediate(),
-    );
-    return Promise.resolve(result);
+  deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
+    return this.runRetention.deleteRunTrees(roots, options);
   }
+
+
 
 
 }
