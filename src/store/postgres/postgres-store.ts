@@ -2,21 +2,20 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
 import { SteadError } from "../../errors.js";
-import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
+import { toRun } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
-import * as reads from "../sql/reads.js";
 import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
-import * as listing from "../sql/run-listing.js";
-import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
-import { sessionInNewRuns, sessionsSql } from "../sessions-sql.js";
+import { sessionInNewRuns } from "../sessions-sql.js";
 import { leaseHeld } from "../sql/claim-rule.js";
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
 import type { Tallies } from "../ports/tallies.js";
 import type { TransferRows } from "../ports/transfer-rows.js";
+import type { RunReads } from "../ports/run-reads.js";
 import { postgresClaims } from "./claims.js";
+import { postgresRunReads } from "./run-reads.js";
 import { postgresTransferRows } from "./transfer-rows.js";
 import { postgresTallies } from "./tallies.js";
 import { postgresIdempotencyKeys } from "./idempotency-keys.js";
@@ -77,7 +76,6 @@ import { MIGRATION_LOCK, SESSION_LOCK_CLASS, STORE_MARKER, WAKE_CHANNEL } from "
 import { SCHEMA_VERSION } from "../schema/tables.js";
 import { simpleStepWrite, stepCommit } from "./step-commit.js";
 import { storableEvents, storableUnits } from "./storable-text.js";
-import { checkedStream, streamPage, streamQuery } from "./event-stream.js";
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -133,6 +131,7 @@ export class PostgresStore implements Store {
   private closed = false;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof postgresClaims>;
+  private readonly runReads: RunReads;
   private readonly rows: TransferRows;
   private readonly tallies: Tallies;
   private readonly idempotency: IdempotencyKeys;
@@ -168,6 +167,7 @@ export class PostgresStore implements Store {
     this.pool.on("connect", (client) => client.on("error", () => undefined));
     const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
     this.claims = postgresClaims(connection);
+    this.runReads = postgresRunReads(connection);
     this.rows = postgresTransferRows(connection);
     this.tallies = postgresTallies(connection);
     this.idempotency = postgresIdempotencyKeys(connection);
@@ -387,81 +387,69 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
-  async getRun(id: string): Promise<RunRow | undefined> {
-    const [r] = await this.query(SQL.text(reads.RUN_BY_ID), [id]);
-    return r ? toRun(r) : undefined;
+  getRun(id: string): Promise<RunRow | undefined> {
+    return this.runReads.getRun(id);
   }
 
-  async listRuns(query: RunQuery = {}): Promise<RunPage> {
-    const q = checkRunQuery(query);
-    const sql = listing.listRunsQuery(SQL, q);
-    return pageOf(q, (await this.query(sql.sql, sql.params)).map(toRun));
+  listRuns(query: RunQuery = {}): Promise<RunPage> {
+    return this.runReads.listRuns(query);
   }
 
-  async countRuns(filter: RunFilter = {}): Promise<number> {
-    const q = listing.countRunsQuery(SQL, checkRunFilter(filter));
-    const rows = await this.query(q.sql, q.params);
-    return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+  countRuns(filter: RunFilter = {}): Promise<number> {
+    return this.runReads.countRuns(filter);
   }
+
+  runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
+    return this.runReads.runActivity(runIds);
+  }
+
+  completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
+    return this.runReads.completedStep(runId, stepId);
+  }
+
+  journal(runId: string): Promise<StepRow[]> {
+    return this.runReads.journal(runId);
+  }
+
+  waits(runId: string): Promise<WaitRow[]> {
+    return this.runReads.waits(runId);
+  }
+
+  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
+    return this.runReads.dueTimers(now, limit);
+  }
+
+  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
+    return this.runReads.holds(filter);
+  }
+
+  events(filter: EventFilter = {}): Promise<EventRow[]> {
+    return this.runReads.events(filter);
+  }
+
+  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
+    return this.runReads.eventsAfter(position, filter);
+  }
+
+  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
+    return this.runReads.listSessions(filter);
+  }
+
+
+
 
   tally(): Promise<StoreTally> {
     return this.tallies.tally();
   }
 
 
-  async runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
-    const ids = checkRunIds(runIds);
-    if (ids.length === 0) return [];
-    const rows = async (q: { sql: string; params: unknown[] }) => this.query(q.sql, q.params);
-    // Four statements under READ COMMITTED: each sees its own moment, as separate reads would.
-    const [steps, events, waits, holds] = await Promise.all([
-      rows(listing.lastStepsQuery(SQL, ids)),
-      rows(listing.lastEventsQuery(SQL, ids)),
-      rows(listing.openWaitsQuery(SQL, ids)),
-      rows(listing.openHoldsQuery(SQL, ids)),
-    ]);
-    return listing.assembleActivity(ids, { steps, events, waits: waits.map(toWait), holds: holds.map(toHold) });
-  }
 
-  async completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
-    const [r] = await this.query(SQL.text(listing.COMPLETED_STEP), [runId, stepId]);
-    return r ? toStep(r) : undefined;
-  }
 
-  async journal(runId: string): Promise<StepRow[]> {
-    return (await this.query(SQL.text(reads.JOURNAL), [runId])).map(toStep);
-  }
 
-  async waits(runId: string): Promise<WaitRow[]> {
-    return (await this.query(SQL.text(reads.WAITS_OF_RUN), [runId])).map(toWait);
-  }
 
-  async dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    const rows = await this.query(SQL.text(reads.DUE_TIMERS), [now, limit]);
-    return rows.map(toWait);
-  }
 
-  async holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    const q = reads.holds(SQL, filter);
-    return (await this.query(q.sql, q.params)).map(toHold);
-  }
 
-  async events(filter: EventFilter = {}): Promise<EventRow[]> {
-    // Hazard: sequence numbers are taken before commit, so under concurrent writers a later seq
-    // can become visible before an earlier one, and a follower that moved past it skips that
-    // event (one run's numbers do follow its commits: its writers hold its row lock until they
-    // commit). A follower reads eventsAfter, whose position is a snapshot (event-stream.ts);
-    // filtering by the snapshot horizon instead would hide every event while any transaction in
-    // the cluster runs long.
-    const q = reads.events(SQL, filter);
-    return (await this.query(q.sql, q.params)).map(toEvent);
-  }
 
-  async eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
-    const { p, runIds, limit } = checkedStream(position, filter);
-    const q = streamQuery(p, runIds, limit);
-    return streamPage(position, p, await this.query(q.sql, q.params), limit);
-  }
 
   /**
    * A session's turn is 1 + its highest committed turn, read under a transaction-level advisory
@@ -672,11 +660,6 @@ export class PostgresStore implements Store {
     return this.claims.expireLease(runId, fence, reason);
   }
 
-  async listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    const bySession = filter.sessionId !== undefined;
-    const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
-    return (await this.query(SQL.text(sessionsSql(bySession)), params)).map(toSession);
-  }
 
   /**
    * Holds this worker's liveness lock (a session-level advisory lock keyed by its id) and listens

@@ -48,13 +48,14 @@ import type { EraseReport } from "../ports/erasure.js";
 import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { warnIfExposed } from "./exposed-files.js";
-import { insertedRow, toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
-import { sessionsSql } from "../sessions-sql.js";
+import { insertedRow, toRun, toStep } from "../rows.js";
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
 import type { Tallies } from "../ports/tallies.js";
 import type { TransferRows } from "../ports/transfer-rows.js";
+import type { RunReads } from "../ports/run-reads.js";
 import { sqliteClaims } from "./claims.js";
+import { sqliteRunReads } from "./run-reads.js";
 import { sqliteTransferRows } from "./transfer-rows.js";
 import { sqliteTallies } from "./tallies.js";
 import { sqliteIdempotencyKeys } from "./idempotency-keys.js";
@@ -71,17 +72,13 @@ import * as migrationLog from "../sql/migration-log.js";
 import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
-import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import type { StoreTally } from "../ports/tallies.js";
-import * as listing from "../sql/run-listing.js";
-import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
 import { STEP_UPSERT_SQL } from "../mutation/step-write.js";
 import { storedStepParams } from "./stored-payload.js";
 import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
 import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutation.js";
-import { sqliteEventsAfter } from "./event-stream.js";
 import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
 
 /** A failure one start of a batch can cause alone: its values, or its size against the room left. */
@@ -172,6 +169,7 @@ export class SqliteStore implements Store {
   private readonly secureDelete: boolean;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
   private readonly claims: ReturnType<typeof sqliteClaims>;
+  private readonly runReads: RunReads;
   private readonly rows: TransferRows;
   private readonly tallies: Tallies;
   private readonly idempotency: IdempotencyKeys;
@@ -243,6 +241,7 @@ export class SqliteStore implements Store {
       wake: () => this.wake(),
     };
     this.claims = sqliteClaims(connection);
+    this.runReads = sqliteRunReads(connection);
     this.rows = sqliteTransferRows(connection);
     this.tallies = sqliteTallies(connection);
     this.idempotency = sqliteIdempotencyKeys(connection);
@@ -592,89 +591,72 @@ export class SqliteStore implements Store {
   }
 
   getRun(id: string): Promise<RunRow | undefined> {
-    return this.read(() => {
-      const r = this.stmt(reads.RUN_BY_ID).get(id) as Raw | undefined;
-      return r ? toRun(r) : undefined;
-    });
+    return this.runReads.getRun(id);
   }
 
   listRuns(query: RunQuery = {}): Promise<RunPage> {
-    return this.read(() => {
-      const q = checkRunQuery(query);
-      const sql = listing.listRunsQuery(SQL, q);
-      return pageOf(q, (this.stmt(sql.sql).all(...sql.params) as Raw[]).map(toRun));
-    });
+    return this.runReads.listRuns(query);
   }
 
   countRuns(filter: RunFilter = {}): Promise<number> {
-    return this.read(() => {
-      const q = listing.countRunsQuery(SQL, checkRunFilter(filter));
-      return (this.stmt(q.sql).get(...q.params) as { n: number }).n;
-    });
+    return this.runReads.countRuns(filter);
   }
 
   runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
-    return this.read(() => {
-      const ids = checkRunIds(runIds);
-      if (ids.length === 0) return [];
-      const all = (q: { sql: string; params: unknown[] }) => this.stmt(q.sql).all(...q.params) as Raw[];
-      // One read transaction: the four reads see one state of the store.
-      const rows = this.db.transaction(() => ({
-        steps: all(listing.lastStepsQuery(SQL, ids)),
-        events: all(listing.lastEventsQuery(SQL, ids)),
-        waits: all(listing.openWaitsQuery(SQL, ids)).map(toWait),
-        holds: all(listing.openHoldsQuery(SQL, ids)).map(toHold),
-      }))();
-      return listing.assembleActivity(ids, rows);
-    });
+    return this.runReads.runActivity(runIds);
   }
 
   completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
-    return this.read(() => {
-      const r = this.stmt(listing.COMPLETED_STEP).get(runId, stepId) as Raw | undefined;
-      return r ? toStep(r) : undefined;
-    });
+    return this.runReads.completedStep(runId, stepId);
   }
+
+  journal(runId: string): Promise<StepRow[]> {
+    return this.runReads.journal(runId);
+  }
+
+  waits(runId: string): Promise<WaitRow[]> {
+    return this.runReads.waits(runId);
+  }
+
+  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
+    return this.runReads.dueTimers(now, limit);
+  }
+
+  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
+    return this.runReads.holds(filter);
+  }
+
+  events(filter: EventFilter = {}): Promise<EventRow[]> {
+    return this.runReads.events(filter);
+  }
+
+  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
+    return this.runReads.eventsAfter(position, filter);
+  }
+
+  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
+    return this.runReads.listSessions(filter);
+  }
+
+
+
+
+
 
   tally(): Promise<StoreTally> {
     return this.tallies.tally();
   }
 
 
-  journal(runId: string): Promise<StepRow[]> {
-    return this.read(() => this.journalSync(runId));
-  }
 
   private journalSync(runId: string): StepRow[] {
     return (this.stmt(reads.JOURNAL).all(runId) as Raw[]).map(toStep);
   }
 
-  waits(runId: string): Promise<WaitRow[]> {
-    return this.read(() => (this.stmt(reads.WAITS_OF_RUN).all(runId) as Raw[]).map(toWait));
-  }
 
-  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    return this.read(() => (this.stmt(reads.DUE_TIMERS).all(now, limit) as Raw[]).map(toWait));
-  }
 
-  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    return this.read(() => {
-      const q = reads.holds(SQL, filter);
-      return (this.stmt(q.sql).all(...q.params) as Raw[]).map(toHold);
-    });
-  }
 
-  events(filter: EventFilter = {}): Promise<EventRow[]> {
-    return this.read(() => {
-      const q = reads.events(SQL, filter);
-      return (this.stmt(q.sql).all(...q.params) as Raw[]).map(toEvent);
-    });
-  }
 
-  // A refused position reaches the caller as a rejection.
-  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
-    return this.read(() => sqliteEventsAfter(this.db, (sql) => this.stmt(sql), position, filter));
-  }
 
   /**
    * Group commit for starts: the runs asked for in one turn of the event loop are written in one
@@ -976,13 +958,6 @@ export class SqliteStore implements Store {
     return this.claims.expireLease(runId, fence, reason);
   }
 
-  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    return this.read(() => {
-      const bySession = filter.sessionId !== undefined;
-      const params: unknown[] = bySession ? [filter.sessionId, filter.limit ?? 1000] : [filter.limit ?? 1000];
-      return (this.stmt(sessionsSql(bySession)).all(...params) as Raw[]).map(toSession);
-    });
-  }
 
   readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
     return this.rows.readRows(table, afterKey, limit);
