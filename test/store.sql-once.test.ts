@@ -1,7 +1,8 @@
 /**
  * A statement is written once: SQL that both dialect folders (src/store/sqlite, src/store/postgres)
  * would spell alike, up to placeholders (`?` / `$1`), casts (`::text[]`), the lease clock
- * (`stead_now_ms()` / a bound now), case and spacing, lives in src/store/sql/ and passes through
+ * (`stead_now_ms()` / a bound now), a list bound as a JSON array or an array, table aliases, case
+ * and spacing, lives in src/store/sql/ and passes through
  * the dialect. A copy in both folders fails here unless ALLOWED names it with the reason.
  * A port's statements split out of a store class live in a file named for the port
  * (ports/claims.ts → sqlite/claims.ts and postgres/claims.ts): one dialect's without the other's
@@ -29,7 +30,11 @@ export const normalised = (sql: string): string =>
     .replace(/stead_now_ms\(\)/g, "?")
     .replace(/\s+/g, " ")
     .trim()
-    .toLowerCase();
+    .toLowerCase()
+    // A list bound as SQLite's JSON array or Postgres's array: the same membership.
+    .replace(/(\w+(?:\.\w+)?) in \(select value from json_each\(\?\)\)/g, "$1 = any(?)")
+    // Table aliases.
+    .replace(/\b\w+\.(\w+)/g, "$1");
 
 /** Each statement-shaped literal of a dialect folder, normalised, with the file it is in. */
 function statements(dialect: "sqlite" | "postgres"): Map<string, string> {
@@ -48,6 +53,7 @@ describe("SQL written once", () => {
     expect(statements("sqlite").size).toBeGreaterThan(20);
     expect(statements("postgres").size).toBeGreaterThan(20);
     expect(normalised("SELECT 1 FROM t WHERE a = $1 AND b > stead_now_ms() AND c = ANY($2::text[])")).toBe(normalised("select 1 from t where a = ? and b > ? and c = any(?)"));
+    expect(normalised("DELETE FROM blobs b WHERE b.hash = ANY($1::text[])")).toBe(normalised("DELETE FROM blobs b WHERE hash IN (SELECT value FROM json_each(?))"));
   });
 
   it("no statement is spelled in both dialect folders unless allowed with its reason", () => {
