@@ -29,3 +29,15 @@ export function layeredStore<T extends object>(store: T, own: Map<PropertyKey, u
     },
   });
 }
+
+/**
+ * A layer's decision for every member of the store beneath it, optional ones included: `wraps`
+ * (the layer's own member handles what passes through it) or one of the layer's reasons for
+ * letting the member through untouched. Typed over every key of `T`, so a member added to the
+ * Store interface is a type error in each layer until that layer decides: a new read that returns
+ * payloads cannot hand out ciphertext, or skip a check, by being forgotten.
+ */
+export type LayerDecisions<T, Through extends string> = { readonly [K in keyof T]-?: "wraps" | Through };
+
+/** The members a layer's decisions say it wraps: its `own` members must be exactly these. */
+export type Wrapped<D> = { [K in keyof D]: D[K] extends "wraps" ? K : never }[keyof D];

@@ -13,7 +13,7 @@ import type { Redactor } from "../redactor.js";
 import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
 
 import { argsDigestOf } from "./args-digest.js";
-import { layeredStore } from "./layered-store.js";
+import { layeredStore, type LayerDecisions, type Wrapped } from "./layered-store.js";
 
 export const REDACTED_EVENT = "payload.redacted";
 
@@ -96,6 +96,88 @@ class Scrub {
 }
 
 /** `store` with its two write paths (createRun, commit) redacted; everything else is the store's own. */
+/**
+ * Redaction's decision for every member of Store (see LayerDecisions): it wraps the two writes
+ * that carry payloads a model, a tool or a user wrote (createRun, commit) and the digest of a
+ * command's arguments. Reads need nothing (what is stored was redacted as it was written); rows
+ * and bytes a transfer, a backup or a workspace copies go as they are (a dump's rows were
+ * redacted when first written; workspace files are restored byte for byte); the rest write no
+ * payload.
+ */
+export const REDACTION_DECISIONS = {
+  dialect: "no payload",
+  location: "no payload",
+  migrate: "no payload",
+  check: "no payload",
+  close: "no payload",
+  getRun: "read",
+  listRuns: "read",
+  countRuns: "read",
+  runActivity: "read",
+  completedStep: "read",
+  journal: "read",
+  waits: "read",
+  dueTimers: "read",
+  holds: "read",
+  events: "read",
+  eventsAfter: "read",
+  listSessions: "read",
+  maxUnitsPerCommit: "no payload",
+  commitsInFlight: "no payload",
+  createRun: "wraps",
+  commit: "wraps",
+  leaseClock: "no payload",
+  claim: "read",
+  claimable: "read",
+  renewLeases: "no payload",
+  leasesOnHost: "read",
+  expireLease: "no payload",
+  idempotencyKey: "read",
+  pruneIdempotencyKeys: "no payload",
+  argsDigest: "wraps",
+  announceDefinitions: "no payload",
+  refreshAnnouncements: "no payload",
+  withdrawAnnouncements: "no payload",
+  listDefinitions: "read",
+  pruneAnnouncements: "no payload",
+  putBlobs: "copied as is",
+  missingBlobs: "read",
+  getBlobs: "read",
+  snapshots: "read",
+  getSnapshot: "read",
+  snapshotRoots: "read",
+  pruneSnapshots: "no payload",
+  storeTime: "no payload",
+  listBlobs: "read",
+  blobAddress: "no payload",
+  deleteBlobs: "no payload",
+  checkStorage: "no payload",
+  createToken: "no payload",
+  listTokens: "read",
+  revokeToken: "no payload",
+  findTokenByHash: "read",
+  touchToken: "no payload",
+  dataKeys: "read",
+  addDataKeys: "no payload",
+  rewrapDataKeys: "no payload",
+  replaceDataKeys: "no payload",
+  tally: "read",
+  readRows: "read",
+  writeRows: "copied as is",
+  finishedRoots: "read",
+  deleteRunTrees: "no payload",
+  attachWorker: "no payload",
+  expireGoneOwners: "no payload",
+  onWake: "no payload",
+  releaseReserve: "no payload",
+  restoreReserve: "no payload",
+  backupInto: "copied as is",
+  integrityProblems: "read",
+  backupRecord: "read",
+  eraseFreed: "no payload",
+  finishErase: "no payload",
+} as const satisfies LayerDecisions<Store, "no payload" | "read" | "copied as is">;
+
 export function redactingStore(store: Store, redactor: Redactor): Store {
   // Wrapped even when nothing is redacted yet: `ctx.secret` adds values later.
   const rawCreateRun = store.createRun.bind(store);
@@ -120,9 +202,6 @@ export function redactingStore(store: Store, redactor: Redactor): Store {
   };
   // Arguments are digested as they are stored, secrets redacted: a digest of a secret would confirm a guess of it.
   const argsDigest = (text: string): string => argsDigestOf(store, redactor.json(text).text);
-  return layeredStore(store, new Map<PropertyKey, unknown>([
-    ["createRun", createRun],
-    ["commit", commit],
-    ["argsDigest", argsDigest],
-  ]));
+  const own: { [K in Wrapped<typeof REDACTION_DECISIONS>]-?: NonNullable<Store[K]> } = { createRun, commit, argsDigest };
+  return layeredStore(store, new Map<PropertyKey, unknown>(Object.entries(own)));
 }

@@ -40,7 +40,7 @@ import type { KeyChain } from "./key-providers.js";
 import { adoptedKeys, dumpSignerOf, openKeyring, type Keyring } from "./keyring.js";
 import { isKeyedRoot, keyedRoot, keyedRootAddress } from "./keyed-roots.js";
 import { plainDigest } from "../args-digest.js";
-import { layeredStore } from "../layered-store.js";
+import { layeredStore, type LayerDecisions, type Wrapped } from "../layered-store.js";
 import type { KeyAdoption } from "../ports/data-keys.js";
 import { openListedHold, openListedRun, openListedSession, openListedWait } from "./listed-rows.js";
 import { at, CLEAR_EVENT_FIELDS, isClearEvent, openEvent, openHold, openRun, openSnapshot, openStep, openWait, plainEvent, SEALED_FIELD, type Opener } from "./sealed-values.js";
@@ -191,6 +191,86 @@ class Sealer {
  * `store` with its payloads encrypted when it is encrypted (or when `chain` gives a key and the
  * store is new), and passed through when it is plain.
  */
+/**
+ * Encryption's decision for every member of Store (see LayerDecisions): `wraps` seals what it
+ * writes and opens (and checks) what it reads; the rest carry no sealed payload, pass sealed rows
+ * on as stored on purpose (a dump or backup of an encrypted store holds them sealed), or are
+ * read-only views computed from the keyring.
+ */
+export const ENCRYPTION_DECISIONS = {
+  dialect: "no payload",
+  location: "no payload",
+  migrate: "wraps",
+  check: "wraps",
+  close: "no payload",
+  getRun: "wraps",
+  listRuns: "wraps",
+  countRuns: "no payload",
+  runActivity: "wraps",
+  completedStep: "wraps",
+  journal: "wraps",
+  waits: "wraps",
+  dueTimers: "wraps",
+  holds: "wraps",
+  events: "wraps",
+  eventsAfter: "wraps",
+  listSessions: "wraps",
+  maxUnitsPerCommit: "no payload",
+  commitsInFlight: "no payload",
+  createRun: "wraps",
+  commit: "wraps",
+  leaseClock: "no payload",
+  claim: "wraps",
+  claimable: "wraps",
+  renewLeases: "no payload",
+  leasesOnHost: "no payload",
+  expireLease: "no payload",
+  idempotencyKey: "wraps",
+  pruneIdempotencyKeys: "no payload",
+  argsDigest: "computed",
+  announceDefinitions: "no payload",
+  refreshAnnouncements: "no payload",
+  withdrawAnnouncements: "no payload",
+  listDefinitions: "no payload",
+  pruneAnnouncements: "no payload",
+  putBlobs: "wraps",
+  missingBlobs: "wraps",
+  getBlobs: "wraps",
+  snapshots: "wraps",
+  getSnapshot: "wraps",
+  snapshotRoots: "no payload",
+  pruneSnapshots: "no payload",
+  storeTime: "no payload",
+  listBlobs: "no payload",
+  blobAddress: "computed",
+  deleteBlobs: "no payload",
+  checkStorage: "no payload",
+  createToken: "no payload",
+  listTokens: "no payload",
+  revokeToken: "no payload",
+  findTokenByHash: "no payload",
+  touchToken: "no payload",
+  dataKeys: "no payload",
+  addDataKeys: "no payload",
+  rewrapDataKeys: "no payload",
+  replaceDataKeys: "no payload",
+  tally: "no payload",
+  readRows: "sealed as stored",
+  writeRows: "sealed as stored",
+  finishedRoots: "no payload",
+  deleteRunTrees: "wraps",
+  attachWorker: "no payload",
+  expireGoneOwners: "no payload",
+  onWake: "no payload",
+  releaseReserve: "no payload",
+  restoreReserve: "no payload",
+  backupInto: "sealed as stored",
+  integrityProblems: "no payload",
+  backupRecord: "no payload",
+  eraseFreed: "no payload",
+  finishErase: "no payload",
+} as const satisfies LayerDecisions<Store, "no payload" | "sealed as stored" | "computed">;
+
 export function encryptingStore(store: Store, chain: KeyChain, options: { setUp: boolean }): EncryptingStore {
   let ring: Keyring | null = null;
   let sealer: Sealer | null = null;
@@ -227,7 +307,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     return s ? (e) => openEvent(s.open, e, notSealed) : (e) => plainEvent(e, sealedWithoutKey);
   };
 
-  const own: Partial<Record<keyof Store, unknown>> = {
+  const own: { [K in Wrapped<typeof ENCRYPTION_DECISIONS>]-?: NonNullable<Store[K]> } = {
     async migrate() {
       await store.migrate();
       await openRing();
