@@ -14,6 +14,8 @@ export default defineConfig({
       "test/agent.*.test.ts",
       "test/store.sqlite*.test.ts",
       "test/store.snapshot-write.test.ts",
+      "test/store.layered.test.ts",
+      "test/store.sql-once.test.ts",
       "test/store.migrations-frozen.test.ts",
       "test/server.*.test.ts",
       "test/client.test.ts",

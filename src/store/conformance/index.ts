@@ -41,8 +41,50 @@ export type { StoreFactory } from "./factory.js";
 export type { Assertion, CaseFn, CaseRegistrar, ConformanceTestApi, Expect, Matchers } from "./test-api.js";
 export { STORE_CLOCK_TOLERANCE_MS } from "./lease-clock.js";
 
-/** Every concern's cases, in one `describe` named for the store. */
-export function describeStoreConformance(factory: StoreFactory, api: ConformanceTestApi): void {
+/** Each concern's cases, by name, in the order the suite runs them. */
+const CONCERNS = {
+  lifecycle: describeLifecycle,
+  runs: describeRuns,
+  "run-listing": describeRunListing,
+  "snapshots-blobs": describeSnapshotsAndBlobs,
+  events: describeEvents,
+  "event-stream": describeEventStream,
+  claims: describeClaims,
+  "guarded-mutations": describeGuardedMutations,
+  writes: describeWrites,
+  checkpoints: describeCheckpoints,
+  leases: describeLeases,
+  "timers-holds": describeTimersAndHolds,
+  sessions: describeSessions,
+  "idempotency-keys": describeIdempotencyKeys,
+  tokens: describeTokens,
+  "data-keys": describeDataKeys,
+  definitions: describeDefinitions,
+  "transfer-rows": describeTransferRows,
+  "worker-presence": describeWorkerPresence,
+  wakeups: describeWakeups,
+  tallies: describeTallies,
+  retention: describeRetention,
+} as const;
+
+/** A concern of the suite: one port's (or one behaviour's) cases. */
+export type ConformanceConcern = keyof typeof CONCERNS;
+export const CONFORMANCE_CONCERNS = Object.keys(CONCERNS) as ConformanceConcern[];
+
+/**
+ * Which concerns to run (langgraph's `specTest(initializer, filters)` shape): `only` runs those
+ * alone (a store that implements a subset of the ports, or the inner loop on one concern);
+ * `skip` leaves concerns out, each with the reason, which its skipped case's title says.
+ */
+export interface ConformanceFilters {
+  only?: readonly ConformanceConcern[];
+  skip?: Partial<Record<ConformanceConcern, string>>;
+}
+
+/** Every concern's cases (or those `filters` keep), in one `describe` named for the store. */
+export function describeStoreConformance(factory: StoreFactory, api: ConformanceTestApi, filters: ConformanceFilters = {}): void {
+  const unknown = [...(filters.only ?? []), ...Object.keys(filters.skip ?? {})].filter((c) => !(c in CONCERNS));
+  if (unknown.length > 0) throw new Error(`conformance filters name no concern ${unknown.map((c) => JSON.stringify(c)).join(", ")}: the concerns are ${CONFORMANCE_CONCERNS.join(", ")}`);
   const timeout = factory.caseTimeoutMs;
   const it = Object.assign((name: string, fn: () => Promise<void>) => (timeout === undefined ? api.it(name, fn) : api.it(name, fn, timeout)), {
     skip: (name: string, fn: () => Promise<void>) => api.it.skip(name, fn),
@@ -52,27 +94,11 @@ export function describeStoreConformance(factory: StoreFactory, api: Conformance
     const h = new Harness(factory, t.expect);
     t.beforeEach(() => h.open());
     t.afterEach(() => h.dispose());
-    describeLifecycle(t, h);
-    describeRuns(t, h);
-    describeRunListing(t, h);
-    describeSnapshotsAndBlobs(t, h);
-    describeEvents(t, h);
-    describeEventStream(t, h);
-    describeClaims(t, h);
-    describeGuardedMutations(t, h);
-    describeWrites(t, h);
-    describeCheckpoints(t, h);
-    describeLeases(t, h);
-    describeTimersAndHolds(t, h);
-    describeSessions(t, h);
-    describeIdempotencyKeys(t, h);
-    describeTokens(t, h);
-    describeDataKeys(t, h);
-    describeDefinitions(t, h);
-    describeTransferRows(t, h);
-    describeWorkerPresence(t, h);
-    describeWakeups(t, h);
-    describeTallies(t, h);
-    describeRetention(t, h);
+    for (const name of CONFORMANCE_CONCERNS) {
+      if (filters.only && !filters.only.includes(name)) continue;
+      const why = filters.skip?.[name];
+      if (why !== undefined) t.it.skip(`${name}: skipped (${why})`, () => Promise.resolve());
+      else CONCERNS[name](t, h);
+    }
   });
 }
