@@ -72,7 +72,7 @@ describe("conformance filters", () => {
       beforeEach: () => undefined,
       afterEach: () => undefined,
     };
-    describeStoreConformance(factory, api as unknown as Parameters<typeof describeStoreConformance>[1], filters);
+    describeStoreConformance(factory, api, filters);
     return titles;
   }
 
