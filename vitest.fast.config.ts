@@ -15,6 +15,7 @@ export default defineConfig({
       "test/store.sqlite*.test.ts",
       "test/store.snapshot-write.test.ts",
       "test/store.layered.test.ts",
+      "test/store.capabilities.test.ts",
       "test/store.sql-once.test.ts",
       "test/store.migrations-frozen.test.ts",
       "test/server.*.test.ts",

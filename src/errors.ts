@@ -190,6 +190,8 @@ export const ERROR_CODES = {
   // The store.
   STEAD_NOT_A_STORE: { when: "the file or database named as the store holds something other than a Stead store", action: "point `--store` / STEAD_DATABASE_URL at a Stead store or an empty one", exit: "refused", http: 503 },
   STEAD_STORE_MISSING: { when: "no store exists where the command needs one (it only creates stores where it may)", action: "check the path or URL; `stead run` or `stead worker` creates a store", exit: "refused", http: 503 },
+  STEAD_STORE_INCOMPLETE: { when: "a store given to createStead as an object lacks a member of the core (what a worker needs to claim, commit and read runs) or part of a capability port", action: "implement the members the message names (stead/conformance tests each port), or use a built-in store", exit: "refused", http: 503 },
+  STEAD_STORE_CAPABILITY_MISSING: { when: "the store (one of your own) does not implement the port the command needs (tokens, workspaces, export, metrics…); the message names it", action: "use a built-in store (SQLite or Postgres) for it, or implement that port", exit: "refused", http: 501 },
   STEAD_STORE_TOO_NEW: { when: "the store's schema is newer than this Stead", action: "upgrade Stead to the version that wrote the store", exit: "refused", http: 503 },
   STEAD_STORE_TOO_OLD: { when: "the store's schema is older than this Stead and needs a migration", action: "run `stead migrate` on it as a user who may change its schema", exit: "refused", http: 503 },
   STEAD_STORE_NOT_READABLE: { when: "the store exists but cannot be read (permissions, a damaged file)", action: "fix its permissions, or restore it from a backup", exit: "refused", http: 503 },

@@ -2,6 +2,7 @@ import type { Writable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
+import { checkedStore } from "../store/capabilities.js";
 import { redactingStore } from "../store/redacting-store.js";
 import { controlStore, type ControlStore } from "./control-store.js";
 import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
@@ -208,7 +209,7 @@ export class Stead {
     this.create = !readonly && (options.create ?? true);
     // The key is found (or refused) before the store is opened: a refusal creates no store.
     this.keyChain = keyChainFor(options.encryption);
-    const base = typeof options.store === "object" ? options.store : openStore(options.store, { create: this.create, readonly });
+    const base = typeof options.store === "object" ? checkedStore(options.store) : openStore(options.store, { create: this.create, readonly });
     // Redacted first, then sealed: a secret is gone before anything is encrypted.
     this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
     this.controlWrites = controlStore(this.store);
