@@ -13,6 +13,29 @@ afterEach(() => h.cleanup());
 
 const gated = workflow("decision-gated", (ctx) => ctx.approval("ship", { what: "v2" }));
 
+describe("new Stead()", () => {
+  it("still works for one release, and says once, as a deprecation warning, to use createStead; createStead says nothing", async () => {
+    const warnings: { name: string; code?: string; message: string }[] = [];
+    const listener = (w: Error & { code?: string }) => warnings.push({ name: w.name, code: w.code, message: w.message });
+    process.on("warning", listener);
+    try {
+      const made = h.create();
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.code === "STEAD_DEP_NEW_STEAD")).toEqual([]);
+      const a = new Stead({ store: made.store });
+      const b = new Stead({ store: made.store });
+      expect(a).toBeInstanceOf(Stead);
+      expect(b).toBeInstanceOf(Stead);
+      await new Promise((r) => setImmediate(r));
+      const ours = warnings.filter((w) => w.code === "STEAD_DEP_NEW_STEAD");
+      expect(ours.map((w) => w.name)).toEqual(["DeprecationWarning"]);
+      expect(ours[0]?.message).toMatch(/^new Stead\(\) is deprecated .*use createStead\(options\)/);
+    } finally {
+      process.off("warning", listener);
+    }
+  });
+});
+
 describe("decision rules", () => {
   it("an instance made without the agent's rules refuses edited arguments instead of dropping them; the wait stays open", async () => {
     const stead = h.create();

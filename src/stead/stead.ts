@@ -137,6 +137,18 @@ export interface EncryptionOptions {
 }
 
 /** The keys an instance may open its store with: the one given, else the environment's; and the key directory. */
+let warnedNewStead = false;
+
+/** `new Stead()` is kept for one release: it lacks the agent's tool-approval rules that createStead gives. */
+function warnNewStead(): void {
+  if (warnedNewStead) return;
+  warnedNewStead = true;
+  process.emitWarning("new Stead() is deprecated and will be removed: use createStead(options), which gives the instance the agent layer's rules for tool approvals (without them a decision's edited arguments are refused)", {
+    type: "DeprecationWarning",
+    code: "STEAD_DEP_NEW_STEAD",
+  });
+}
+
 export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
   const fileOptions = options?.allowReadableKeyFile === undefined ? {} : { allowReadable: options.allowReadableKeyFile };
   const given = typeof options?.key === "string" ? keyFileProvider(options.key, fileOptions) : (options?.key ?? keyFromEnv(process.env, fileOptions));
@@ -198,8 +210,9 @@ export class Stead {
   private readonly decisions: DecisionRules;
 
   /** Use createStead(): it gives the instance the agent layer's rules for tool approvals; without them a decision takes no fields. */
-  constructor(options: SteadOptions = {}, decisions: DecisionRules = NO_DECISION_FIELDS) {
-    this.decisions = decisions;
+  constructor(options: SteadOptions = {}, decisions?: DecisionRules) {
+    if (decisions === undefined) warnNewStead();
+    this.decisions = decisions ?? NO_DECISION_FIELDS;
     const { workspace, checkpointMetadata, redact, restoreHooks, restoreHookTimeoutMs, secretSource } = options;
     this.redactor = Redactor.from(options.redaction);
     this.workerDefaults = Object.fromEntries(
