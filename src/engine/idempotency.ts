@@ -1,6 +1,6 @@
 import { SteadError } from "../errors.js";
 import { argsDigestOf, plainDigest } from "../store/args-digest.js";
-import type { IdempotencyRow, IdempotencyWrite, Store } from "../store/types.js";
+import type { IdempotencyKeys, IdempotencyRow, IdempotencyWrite } from "../store/types.js";
 import { idExcerpt } from "./ids.js";
 import { canonical } from "./canonical.js";
 
@@ -45,7 +45,7 @@ function summaryOf(args: unknown): string {
   return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
 }
 
-function writeOf(store: Store, call: KeyedCall, result: unknown): IdempotencyWrite {
+function writeOf(store: IdempotencyKeys, call: KeyedCall, result: unknown): IdempotencyWrite {
   return { verb: call.verb, scope: call.scope, key: call.key, digest: argsDigestOf(store, argsText(call.args)), summary: summaryOf(call.args), result: JSON.stringify(result), actor: call.by, ttlMs: call.ttlMs };
 }
 
@@ -54,7 +54,7 @@ function writeOf(store: Store, call: KeyedCall, result: unknown): IdempotencyWri
  * others. A key recorded before digests were redacted and keyed holds the arguments' plain
  * SHA-256: it is recognised by that until it expires (the store returns no expired key).
  */
-async function recorded<T>(store: Store, call: KeyedCall): Promise<T | undefined> {
+async function recorded<T>(store: IdempotencyKeys, call: KeyedCall): Promise<T | undefined> {
   const row = await store.idempotencyKey(call.verb, call.scope, call.key);
   if (!row) return undefined;
   const text = argsText(call.args);
@@ -77,7 +77,7 @@ function conflict(call: KeyedCall, row: IdempotencyRow): SteadError {
  * given in the same transaction as its change (so the key exists exactly when the change does);
  * if it fails because the same key landed meanwhile, the first result is returned.
  */
-export async function onceByKey<T extends object>(store: Store, call: KeyedCall | undefined, act: (key: ((result: T) => IdempotencyWrite) | undefined) => Promise<Replayable<T>>): Promise<Replayable<T>> {
+export async function onceByKey<T extends object>(store: IdempotencyKeys, call: KeyedCall | undefined, act: (key: ((result: T) => IdempotencyWrite) | undefined) => Promise<Replayable<T>>): Promise<Replayable<T>> {
   if (!call) return act(undefined);
   const first = await recorded<T>(store, call);
   if (first !== undefined) return { ...first, already: true };

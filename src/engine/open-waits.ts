@@ -8,7 +8,7 @@
  * ago; the answer says so (`truncated: true`). A store read over the waits table would lift the
  * bound, and needs an index on (status, kind, created_at) that no migration makes yet.
  */
-import type { RunStatus, Store, WaitKind } from "../store/types.js";
+import type { RunReads, RunStatus, WaitKind } from "../store/types.js";
 import { MAX_PAGE_SIZE } from "../store/run-listing.js";
 import { waitView, type WaitView } from "./views.js";
 
@@ -32,7 +32,7 @@ export interface OpenWaits {
 }
 
 /** `runBound` (at most OPEN_WAITS_RUN_BOUND) is for a test of the bound with a few runs. */
-export async function openWaits(store: Store, filter: { kind?: WaitKind; limit?: number } = {}, runBound = OPEN_WAITS_RUN_BOUND): Promise<OpenWaits> {
+export async function openWaits(store: RunReads, filter: { kind?: WaitKind; limit?: number } = {}, runBound = OPEN_WAITS_RUN_BOUND): Promise<OpenWaits> {
   const limit = filter.limit ?? OPEN_WAITS_DEFAULT_LIMIT;
   const page = await store.listRuns({ status: WAITING_STATUSES, sort: "updatedAt", order: "desc", limit: Math.min(runBound, OPEN_WAITS_RUN_BOUND) });
   const runs = new Map(page.runs.map((r) => [r.id, r]));

@@ -5,7 +5,7 @@
  * the workspace blobs no snapshot refers to any more.
  */
 import { SteadError } from "../errors.js";
-import type { RetentionResult, Store } from "../store/types.js";
+import type { RetentionResult, RunRetention, SnapshotsAndBlobs } from "../store/types.js";
 import type { GcResult } from "../workspace/index.js";
 import { gcWorkspaces } from "../workspace/lazy.js";
 import { parseDuration } from "./durations.js";
@@ -49,7 +49,7 @@ export function retentionAge(value: number | string, what = "finishedBefore"): n
   return ms;
 }
 
-export async function deleteFinishedRuns(store: Store, options: RunRetentionOptions): Promise<RunRetentionSummary> {
+export async function deleteFinishedRuns(store: RunRetention & SnapshotsAndBlobs, options: RunRetentionOptions): Promise<RunRetentionSummary> {
   const age = retentionAge(options.finishedBefore);
   const now = await store.storeTime();
   const endedBefore = now - age;

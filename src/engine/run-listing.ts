@@ -3,7 +3,7 @@
  * store/run-listing.ts) and what a listing shows of each run besides its row. Neither reads a
  * journal: a page costs its size, whatever the store holds.
  */
-import type { ListedRun, RunActivity, RunDamage, RunFilter, RunQuery, RunSortKey, SortOrder, Store } from "../store/types.js";
+import type { ListedRun, RunActivity, RunDamage, RunFilter, RunQuery, RunReads, RunSortKey, SortOrder } from "../store/types.js";
 import { holdView, waitView, type HoldView, type RunInfo, type WaitView } from "./views.js";
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../store/run-listing.js";
@@ -34,7 +34,7 @@ export interface RunActivityView {
   damaged?: RunDamage;
 }
 
-export async function listRunPage(store: Store, query: RunListQuery, view: (row: ListedRun) => Promise<RunInfo>): Promise<RunListPage> {
+export async function listRunPage(store: RunReads, query: RunListQuery, view: (row: ListedRun) => Promise<RunInfo>): Promise<RunListPage> {
   const page = await store.listRuns(query);
   return { runs: await Promise.all(page.runs.map(view)), nextCursor: page.nextCursor };
 }
@@ -53,6 +53,6 @@ function activityView(a: RunActivity): RunActivityView {
 }
 
 /** For runs of a page (at most MAX_PAGE_SIZE ids): a few rows each, never a journal. */
-export async function runActivity(store: Store, runIds: readonly string[]): Promise<RunActivityView[]> {
+export async function runActivity(store: RunReads, runIds: readonly string[]): Promise<RunActivityView[]> {
   return (await store.runActivity(runIds)).map(activityView);
 }

@@ -4,7 +4,7 @@
  */
 import { resolve } from "node:path";
 import { SteadError } from "../errors.js";
-import type { SnapshotRow, Store } from "../store/types.js";
+import type { Commits, RunReads, SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
 import type { SnapshotEntries, SnapshotEntry, ReadFilesOptions, SnapshotFile, StoredNotes, TreeDiff } from "../workspace/index.js";
 import { workspace, type Workspace } from "../workspace/lazy.js";
 import { requireRun } from "./control/common.js";
@@ -43,14 +43,14 @@ function snapshotView(w: Workspace, s: SnapshotRow): SnapshotView {
   return { ...s, notes: w.decodeNotes(s.notes), checkpoint: s.checkpoint === null ? null : (JSON.parse(s.checkpoint) as unknown) };
 }
 
-export async function runSnapshots(store: Store, runId: string): Promise<RunSnapshots> {
+export async function runSnapshots(store: Commits & RunReads & SnapshotsAndBlobs, runId: string): Promise<RunSnapshots> {
   const w = await workspace();
   const run = await requireRun(store, runId);
   return { runId, workspace: run.workspace, snapshots: (await store.snapshots(runId)).map((s) => snapshotView(w, s)) };
 }
 
 /** Writes a snapshot of the run's workspace (default: its latest step's) into an empty or new directory. */
-export async function restoreRunSnapshot(store: Store, runId: string, options: RestoreOptions = {}): Promise<Restored> {
+export async function restoreRunSnapshot(store: Commits & RunReads & SnapshotsAndBlobs, runId: string, options: RestoreOptions = {}): Promise<Restored> {
   const w = await workspace();
   const run = await requireRun(store, runId);
   const snapshot = await w.findSnapshot(store, runId, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.seq !== undefined ? { seq: options.seq } : {}) });
@@ -80,7 +80,7 @@ export interface SnapshotFiles {
 }
 
 /** A snapshot of the run's workspace (default: its latest step's) as files and contents, written nowhere. */
-export async function readRunSnapshot(store: Store, runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
+export async function readRunSnapshot(store: Commits & RunReads & SnapshotsAndBlobs, runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
   const w = await workspace();
   w.checkReadOptions(options);
   await requireRun(store, runId);
@@ -90,7 +90,7 @@ export async function readRunSnapshot(store: Store, runId: string, options: Snap
 }
 
 /** Files added, changed and removed between the step snapshots of `stepA` and `stepB` (`start`: as the run found its workspace). */
-export async function diffRunSnapshots(store: Store, runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
+export async function diffRunSnapshots(store: Commits & RunReads & SnapshotsAndBlobs, runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
   const w = await workspace();
   await requireRun(store, runId);
   const a = await w.findSnapshot(store, runId, { step: stepA });
@@ -101,7 +101,7 @@ export async function diffRunSnapshots(store: Store, runId: string, stepA: strin
 export type RunSnapshotEntries = SnapshotEntries & { runId: string; snapshot: SnapshotView };
 
 /** A snapshot of the run's workspace (default: its latest step's) entry by entry, each file's content read when asked for. */
-export async function runSnapshotEntries(store: Store, runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
+export async function runSnapshotEntries(store: Commits & RunReads & SnapshotsAndBlobs, runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
   const w = await workspace();
   await requireRun(store, runId);
   const snapshot = await w.findSnapshot(store, runId, choice);
@@ -116,7 +116,7 @@ export interface RunSnapshotFile {
 }
 
 /** One file of a snapshot, its bytes whole. A path that is no file of it (missing, a directory, a link) is STEAD_FILE_NOT_FOUND. */
-export async function runSnapshotFile(store: Store, runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
+export async function runSnapshotFile(store: Commits & RunReads & SnapshotsAndBlobs, runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
   (await workspace()).checkFilePath(path);
   const all = await runSnapshotEntries(store, runId, choice);
   const e = all.entries.find((x) => x.path === path);

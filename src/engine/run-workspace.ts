@@ -1,7 +1,7 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { errorMessage } from "../errors.js";
 import { existsSync, readdirSync } from "node:fs";
-import type { ClaimedRun, EventWrite, SnapshotWrite, Store } from "../store/types.js";
+import type { ClaimedRun, EventWrite, RunReads, SnapshotsAndBlobs, SnapshotWrite, StoreLifecycle } from "../store/types.js";
 import { sessionTurns } from "../store/run-sets.js";
 import type { CaptureResult, RestoreModeOptions, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
 import { workspace, type Workspace } from "../workspace/lazy.js";
@@ -53,7 +53,7 @@ export class RunWorkspace {
   ) {}
 
   /** Restores (or checks) the directory; returns the workspace and the events its claim reports. Throws when it cannot. */
-  static async open(store: Store, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
+  static async open(store: RunReads & SnapshotsAndBlobs & StoreLifecycle, claimed: ClaimedRun, root: string, options: WorkspaceOptions): Promise<{ ws: RunWorkspace; events: EventWrite[]; fresh: boolean }> {
     const scan = { ...(options.scan ?? {}), exclude: [...(options.scan?.exclude ?? []), ...storeFilesInside(store, root)] };
     const w = await workspace();
     const modes = { keepSpecialBits: options.keepSpecialBits ?? false };
@@ -103,7 +103,7 @@ export class RunWorkspace {
 }
 
 /** An SQLite store file inside the workspace is never captured (nor put back): it is the journal itself. */
-function storeFilesInside(store: Store, root: string): string[] {
+function storeFilesInside(store: RunReads & SnapshotsAndBlobs & StoreLifecycle, root: string): string[] {
   if (store.dialect !== "sqlite") return [];
   const rel = relative(root, resolve(store.location));
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return [];
@@ -116,7 +116,7 @@ function storeFilesInside(store: Store, root: string): string[] {
  * directory is missing or empty, a turn with no snapshot of its own gets the latest one of the
  * closest earlier turn that has any. Returns the event that says so.
  */
-async function inheritTurnFiles(w: Workspace, store: Store, claimed: ClaimedRun, root: string, modes: RestoreModeOptions): Promise<EventWrite[]> {
+async function inheritTurnFiles(w: Workspace, store: RunReads & SnapshotsAndBlobs & StoreLifecycle, claimed: ClaimedRun, root: string, modes: RestoreModeOptions): Promise<EventWrite[]> {
   const { sessionId, turn, id } = claimed.run;
   if (!sessionId || turn === null) return [];
   if (existsSync(root) && readdirSync(root).length > 0) return [];

@@ -2,7 +2,7 @@
  * Definitions as the control API reports them, from the store alone (no user code is loaded):
  * what workers announced, which of them are alive now, and since when.
  */
-import type { DefinitionRecord, Store } from "../store/types.js";
+import type { DefinitionAnnouncements, DefinitionRecord } from "../store/types.js";
 
 /** A live worker serving a definition. */
 export interface ServingWorker {
@@ -116,6 +116,6 @@ export function definitionViews(records: readonly DefinitionRecord[]): Definitio
 }
 
 /** Every definition on record (or the one named), by name. */
-export async function listDefinitions(store: Store, filter: { name?: string } = {}): Promise<DefinitionView[]> {
+export async function listDefinitions(store: DefinitionAnnouncements, filter: { name?: string } = {}): Promise<DefinitionView[]> {
   return definitionViews(await store.listDefinitions(filter, Date.now()));
 }

@@ -4,7 +4,7 @@
  * worker that serves nothing it announces (a foreground run's worker, `runIds`) is not listed.
  */
 import { MAX_PAGE_SIZE } from "../store/run-listing.js";
-import type { DefinitionRecord, Store } from "../store/types.js";
+import type { DefinitionAnnouncements, DefinitionRecord, RunReads } from "../store/types.js";
 
 export interface WorkerView {
   workerId: string;
@@ -49,7 +49,7 @@ export function workerViews(records: readonly DefinitionRecord[]): WorkerView[] 
  * runs (the WORKER_LEASES_BOUND most recently updated); past that many running runs, a worker's
  * older leases are left out.
  */
-export async function listWorkers(store: Store): Promise<WorkerView[]> {
+export async function listWorkers(store: DefinitionAnnouncements & RunReads): Promise<WorkerView[]> {
   const [records, running] = await Promise.all([store.listDefinitions({}, Date.now()), store.listRuns({ status: ["running"], sort: "updatedAt", order: "desc", limit: WORKER_LEASES_BOUND })]);
   const workers = workerViews(records);
   const byId = new Map(workers.map((w) => [w.workerId, w]));

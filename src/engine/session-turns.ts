@@ -7,7 +7,7 @@
 import { SteadError } from "../errors.js";
 import { damageRefusal } from "../store/damage.js";
 import { sessionTurns } from "../store/run-sets.js";
-import type { RunRow, Store } from "../store/types.js";
+import type { Commits, IdempotencyKeys, RunReads, RunRow } from "../store/types.js";
 import type { KeyOption } from "./control/common.js";
 import type { ControlOptions } from "./control-options.js";
 import { checkRunId, idExcerpt, newRunId } from "./ids.js";
@@ -25,7 +25,7 @@ export function turnOutcome(status: string, error: string | null): TurnOutcome {
 
 /** What a session needs of the Stead instance that made it. */
 export interface SessionHost {
-  readonly store: Store;
+  readonly store: Commits & IdempotencyKeys & RunReads;
   readonly payloadLimit: number;
   keyOption(options: ControlOptions | undefined): KeyOption | undefined;
   ready(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { CommitOptions, Store, Unit, UnitResult } from "../store/types.js";
+import type { CommitOptions, Commits, Unit, UnitResult } from "../store/types.js";
 
 interface Pending {
   unit: Unit;
@@ -48,7 +48,7 @@ export class GroupCommitter {
   private readonly minSplit: number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Commits,
     private readonly options: GroupCommitOptions = {},
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 500);

@@ -1,5 +1,5 @@
 import { errorMessage } from "../errors.js";
-import type { StorageCheck, Store, Unit } from "../store/types.js";
+import type { Commits, RunReads, StorageCheck, StorageReserve, StorageRoom, Store, Unit } from "../store/types.js";
 import { storageSince } from "../engine/holds.js";
 import { bytesText, type StorageSpace } from "../engine/storage-space.js";
 
@@ -60,7 +60,7 @@ export class StorageGuard {
   private nextSharedCheck = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Commits & RunReads & Partial<StorageReserve> & StorageRoom,
     private readonly options: StorageGuardOptions,
   ) {}
 

@@ -1,12 +1,12 @@
 import { resolveWaitUnit } from "../engine/waits.js";
-import type { Store } from "../store/types.js";
+import type { ClaimsAndLeases, Commits, RunReads } from "../store/types.js";
 import { ownerIsDead } from "./owner.js";
 
 /**
  * Wakes every due wait with a wake time (a timer, or a quota park whose provider reset has come):
  * its wait resolves with `{ wakeAt, firedAt }`, its step completes, a waiting run becomes pending.
  */
-export async function wakeDueTimers(store: Store, now: number, limit = 500): Promise<number> {
+export async function wakeDueTimers(store: ClaimsAndLeases & Commits & RunReads, now: number, limit = 500): Promise<number> {
   // A damaged one (its sealed values changed) stays asleep: its wake time is clear, unauthenticated text.
   const due = (await store.dueTimers(now, limit)).filter((w) => !w.damaged);
   if (due.length === 0) return 0;
@@ -25,7 +25,7 @@ export async function wakeDueTimers(store: Store, now: number, limit = 500): Pro
  * replacement worker need not wait for the lease to time out. Owners on other hosts are left to
  * lease expiry. Returns the run ids whose leases were ended.
  */
-export async function expireDeadOwners(store: Store, host: string): Promise<string[]> {
+export async function expireDeadOwners(store: ClaimsAndLeases & Commits & RunReads, host: string): Promise<string[]> {
   const leases = await store.leasesOnHost(host);
   const expired: string[] = [];
   for (const l of leases) {

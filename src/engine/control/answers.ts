@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { Store, WaitRow } from "../../store/types.js";
+import type { Commits, IdempotencyKeys, RunReads, WaitRow } from "../../store/types.js";
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
 import { encodePayload } from "../payload.js";
 import { resolveWaitUnit } from "../waits.js";
@@ -31,14 +31,14 @@ export interface SignalResult {
  * such a run at all?): an answer's usual path needs the wait alone, and the commit's own checks
  * (the wait still open, the run still waiting) guard what happened since.
  */
-async function waitOf(store: Store, runId: string, name: string): Promise<{ waits: WaitRow[]; wait: WaitRow | undefined }> {
+async function waitOf(store: Commits & IdempotencyKeys & RunReads, runId: string, name: string): Promise<{ waits: WaitRow[]; wait: WaitRow | undefined }> {
   const waits = await store.waits(runId);
   const wait = waits.find((x) => x.name === name);
   if (!wait) await requireRun(store, runId);
   return { waits, wait };
 }
 
-async function notWaiting(store: Store, runId: string, name: string, kind: string, waits: WaitRow[]): Promise<SteadError> {
+async function notWaiting(store: Commits & IdempotencyKeys & RunReads, runId: string, name: string, kind: string, waits: WaitRow[]): Promise<SteadError> {
   const { status } = await requireRun(store, runId);
   const open = waits.filter((x) => x.status === "open");
   const list = open.length ? open.map((x) => `${x.kind} "${x.name}"`).join(", ") : "nothing";
@@ -106,7 +106,7 @@ function fieldsOf(runId: string, name: string, d: Decision, rules: DecisionRules
 }
 
 export async function decide(
-  store: Store,
+  store: Commits & IdempotencyKeys & RunReads,
   runId: string,
   name: string,
   approved: boolean,
@@ -158,7 +158,7 @@ function signalledAlready(runId: string, name: string, payload: unknown, w: Wait
   });
 }
 
-export async function signal(store: Store, runId: string, name: string, payload: unknown, limit: number, by: string | null = null, key?: KeyOption): Promise<Replayable<SignalResult>> {
+export async function signal(store: Commits & IdempotencyKeys & RunReads, runId: string, name: string, payload: unknown, limit: number, by: string | null = null, key?: KeyOption): Promise<Replayable<SignalResult>> {
   return onceByKey<SignalResult>(store, keyed(key, "signal", runId, { wait: name, payload }, by), async (keyWrite) => {
     const { waits, wait } = await waitOf(store, runId, name);
     const already = signalledAlready(runId, name, payload, wait);

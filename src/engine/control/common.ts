@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { EventRow, Mutation, RunRow, Store, UnitResult } from "../../store/types.js";
+import type { Commits, EventRow, Mutation, RunReads, RunRow, UnitResult } from "../../store/types.js";
 import { keyTaken } from "../../store/faults.js";
 import type { ControlVerb, KeyedCall } from "../idempotency.js";
 import { idExcerpt } from "../ids.js";
@@ -20,7 +20,7 @@ export function keyed(k: KeyOption | undefined, verb: ControlVerb, scope: string
   return k ? { verb, scope, key: k.key, args, by, ttlMs: k.ttlMs } : undefined;
 }
 
-export async function requireRun(store: Store, runId: string): Promise<RunRow> {
+export async function requireRun(store: Commits & RunReads, runId: string): Promise<RunRow> {
   const run = await store.getRun(runId);
   if (!run) {
     throw new SteadError("STEAD_RUN_NOT_FOUND", `no run with id ${idExcerpt(runId)}`, { runId, fix: "list runs with `stead ps`" });
@@ -36,7 +36,7 @@ export function raced(runId: string, r: UnitResult, what: string): SteadError {
 }
 
 /** Commits one unit; a unit refused for its idempotency key means a concurrent call with the key won. */
-export async function commitOne(store: Store, unit: Mutation[]): Promise<UnitResult> {
+export async function commitOne(store: Commits & RunReads, unit: Mutation[]): Promise<UnitResult> {
   const [r] = await store.commit([unit]);
   const result = r ?? { ok: false, reason: "missing", runId: unit[0]?.runId ?? "" };
   const key = unit.find((m) => m.idempotency)?.idempotency;
@@ -49,7 +49,7 @@ export function stateError(run: RunRow, verb: string, fix: string): SteadError {
 }
 
 /** The latest event of `type` of a run, if any (who did what, and when). */
-export async function lastEvent(store: Store, runId: string, type: string): Promise<EventRow | undefined> {
+export async function lastEvent(store: Commits & RunReads, runId: string, type: string): Promise<EventRow | undefined> {
   let last: EventRow | undefined;
   for (let after = 0; ; ) {
     const page = await store.events({ runId, afterSeq: after, limit: 1000 });

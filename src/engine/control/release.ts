@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { HoldRow, StepWrite, Store } from "../../store/types.js";
+import type { Commits, HoldRow, IdempotencyKeys, RunReads, StepWrite, StorageRoom } from "../../store/types.js";
 import { DEFAULT_HEADROOM_BYTES } from "../../store/faults.js";
 import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "../holds.js";
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
@@ -17,7 +17,7 @@ export interface ReleaseOptions {
 
 const matches = (h: HoldRow, ref: string | undefined) => ref === undefined || String(h.id) === ref || h.kind === ref;
 
-export async function findOpenHold(store: Store, runId: string, ref: string | undefined): Promise<HoldRow> {
+export async function findOpenHold(store: Commits & IdempotencyKeys & RunReads & StorageRoom, runId: string, ref: string | undefined): Promise<HoldRow> {
   const run = await requireRun(store, runId);
   const open = await store.holds({ runId, status: "open" });
   const describe = open.length ? open.map((h) => `${h.kind} (id ${h.id})`).join(", ") : "none";
@@ -36,7 +36,7 @@ export async function findOpenHold(store: Store, runId: string, ref: string | un
  * A hold released already (no open one matches): the same way out again succeeds; another is
  * refused naming who took which, and when. Undefined: nothing matching was ever released.
  */
-async function releasedAlready(store: Store, runId: string, ref: string | undefined, o: ReleaseOptions): Promise<Replayable<HoldRow> | undefined> {
+async function releasedAlready(store: Commits & IdempotencyKeys & RunReads & StorageRoom, runId: string, ref: string | undefined, o: ReleaseOptions): Promise<Replayable<HoldRow> | undefined> {
   if ((await store.holds({ runId, status: "open" })).some((h) => matches(h, ref))) return undefined;
   const released = (await store.holds({ runId, status: "released" })).filter((h) => matches(h, ref));
   const last = released[released.length - 1];
@@ -49,12 +49,12 @@ async function releasedAlready(store: Store, runId: string, ref: string | undefi
   });
 }
 
-async function resultRecorded(store: Store, runId: string, hold: HoldRow): Promise<unknown> {
+async function resultRecorded(store: Commits & IdempotencyKeys & RunReads & StorageRoom, runId: string, hold: HoldRow): Promise<unknown> {
   const entry = (await store.journal(runId)).find((s) => s.seq === hold.seq);
   return entry?.output ? (JSON.parse(entry.output) as unknown) : undefined;
 }
 
-export async function release(store: Store, runId: string, ref: string | undefined, o: ReleaseOptions, limit: number, key?: KeyOption): Promise<Replayable<HoldRow>> {
+export async function release(store: Commits & IdempotencyKeys & RunReads & StorageRoom, runId: string, ref: string | undefined, o: ReleaseOptions, limit: number, key?: KeyOption): Promise<Replayable<HoldRow>> {
   return onceByKey<HoldRow>(store, keyed(key, "release", runId, { hold: ref ?? null, choice: o.choice, result: o.result }, o.by ?? null), async (keyWrite) => {
     const already = await releasedAlready(store, runId, ref, o);
     if (already) return already;

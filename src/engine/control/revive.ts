@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { Mutation, RunRow, StepRow, Store } from "../../store/types.js";
+import type { Commits, IdempotencyKeys, Mutation, RunReads, RunRow, SnapshotsAndBlobs, StepRow } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns, sessionTurns } from "../../store/run-sets.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
@@ -20,7 +20,7 @@ export interface ResumeResult {
   resumed: string[];
 }
 
-export async function resume(store: Store, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<ResumeResult>> {
+export async function resume(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<ResumeResult>> {
   return onceByKey<ResumeResult>(store, keyed(key, "resume", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     const withKey = (m: Mutation, outcome: ResumeResult): Mutation => (keyWrite ? { ...m, idempotency: keyWrite(outcome) } : m);
@@ -53,7 +53,7 @@ export async function resume(store: Store, runId: string, by: string | null = nu
  * or diverged from its journal gets that hold's own code, so a caller can act on it without
  * reading the hold (accept the change or fork; fix the divergence or fork); other holds are a state.
  */
-async function heldError(store: Store, run: RunRow, verb: string): Promise<SteadError> {
+async function heldError(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, run: RunRow, verb: string): Promise<SteadError> {
   const open = await store.holds({ runId: run.id, status: "open" });
   const hold = open.find((h) => h.kind === "definition_changed") ?? open.find((h) => h.kind === "nondeterminism");
   if (hold?.kind === "definition_changed") {
@@ -75,7 +75,7 @@ async function heldError(store: Store, run: RunRow, verb: string): Promise<Stead
 }
 
 /** The runs a cancellation of `root` ended, by the `via` it recorded on each. */
-async function cancelledWith(store: Store, root: RunRow): Promise<RunRow[]> {
+async function cancelledWith(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, root: RunRow): Promise<RunRow[]> {
   const tree: RunRow[] = [root];
   for (let i = 0; i < tree.length; i++) {
     const parent = tree[i];
@@ -90,7 +90,7 @@ async function cancelledWith(store: Store, root: RunRow): Promise<RunRow[]> {
 }
 
 /** Refuses to bring back a child whose parent has gone on without it, or a session turn a later turn has run after. */
-async function mayComeBack(store: Store, run: RunRow, verb: string): Promise<void> {
+async function mayComeBack(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, run: RunRow, verb: string): Promise<void> {
   if (run.parentId && run.parentStepId) {
     const parent = await store.getRun(run.parentId);
     const wait = (await store.waits(run.parentId)).find((w) => w.name === run.parentStepId);
@@ -126,7 +126,7 @@ const LEASE_WAIT_MAX_MS = 5 * 60 * 1000;
  * until its next renewal fails. Made runnable at once, another worker could start the same step
  * beside it. So a resume waits until every lease the cancellation left on record has ended.
  */
-async function leasesLetGo(store: Store, tree: RunRow[]): Promise<void> {
+async function leasesLetGo(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, tree: RunRow[]): Promise<void> {
   const until = Math.max(0, ...tree.map((r) => (r.leaseOwner !== null && r.leaseExpiresAt !== null ? r.leaseExpiresAt : 0)));
   if (until === 0) return;
   const wait = until - (await store.storeTime());
@@ -140,7 +140,7 @@ async function leasesLetGo(store: Store, tree: RunRow[]): Promise<void> {
   await new Promise((r) => setTimeout(r, wait + 10));
 }
 
-async function resumeCancelled(store: Store, root: RunRow, by: string | null, keyWrite: ((r: ResumeResult) => Mutation["idempotency"]) | undefined): Promise<Replayable<ResumeResult>> {
+async function resumeCancelled(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, root: RunRow, by: string | null, keyWrite: ((r: ResumeResult) => Mutation["idempotency"]) | undefined): Promise<Replayable<ResumeResult>> {
   await mayComeBack(store, root, "resume");
   const tree = await cancelledWith(store, root);
   await leasesLetGo(store, tree);
@@ -207,7 +207,7 @@ function failedStep(run: RunRow, journal: StepRow[]): StepRow | undefined {
 }
 
 /** Gives a failed run's failed step a new attempt (after fixing what made it fail), with nothing before it run again. */
-export async function retry(store: Store, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<RetryResult>> {
+export async function retry(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<RetryResult>> {
   return onceByKey<RetryResult>(store, keyed(key, "retry", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     if (run.status !== "failed") {

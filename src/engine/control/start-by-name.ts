@@ -4,7 +4,7 @@
  * its fingerprint adopted by the worker that claims it.
  */
 import { SteadError, errorMessage } from "../../errors.js";
-import type { DefinitionRecord, Store } from "../../store/types.js";
+import type { Commits, DefinitionAnnouncements, DefinitionRecord, IdempotencyKeys } from "../../store/types.js";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
 import { DEFINITION_NAME } from "../definition.js";
 import { checkChosenRunId, newRunId } from "../ids.js";
@@ -46,7 +46,7 @@ const NAMES_LISTED = 10;
  * the run); with none alive, that of the last one announced. The claiming worker's own schema
  * parses it again before the function runs, and has the last word.
  */
-export async function startByName(store: Store, name: string, input: unknown, o: StartByNameOptions): Promise<Replayable<StartByNameResult>> {
+export async function startByName(store: Commits & DefinitionAnnouncements & IdempotencyKeys, name: string, input: unknown, o: StartByNameOptions): Promise<Replayable<StartByNameResult>> {
   if (typeof name !== "string" || !DEFINITION_NAME.test(name)) {
     throw new SteadError("STEAD_BAD_OPTION", `${JSON.stringify(name).slice(0, 140)} is not a definition name`, {
       fix: "name a definition as `stead definitions` lists it: 1-128 letters, digits, '_', '.', ':' or '-'",
@@ -106,7 +106,7 @@ function unusable(r: DefinitionRecord, why: string): SteadError {
   });
 }
 
-async function notAnnounced(store: Store, name: string): Promise<SteadError> {
+async function notAnnounced(store: Commits & DefinitionAnnouncements & IdempotencyKeys, name: string): Promise<SteadError> {
   const names = [...new Set((await store.listDefinitions({}, Date.now())).map((r) => r.name))];
   const known = names.length === 0 ? "no worker has announced any yet" : `known: ${names.slice(0, NAMES_LISTED).join(", ")}${names.length > NAMES_LISTED ? `, and ${names.length - NAMES_LISTED} more` : ""}`;
   return new SteadError("STEAD_DEFINITION_NOT_FOUND", `no worker has announced a definition named "${name}" (${known})`, {

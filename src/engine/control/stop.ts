@@ -1,4 +1,4 @@
-import type { Mutation, RunRow, RunStatus, Store } from "../../store/types.js";
+import type { Commits, IdempotencyKeys, Mutation, RunReads, RunRow, RunStatus } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns } from "../../store/run-sets.js";
 import { resolveParent } from "../execution/index.js";
@@ -13,7 +13,7 @@ export interface PauseResult {
   state: "paused" | "pause-requested";
 }
 
-export async function pause(store: Store, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<PauseResult>> {
+export async function pause(store: Commits & IdempotencyKeys & RunReads, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<PauseResult>> {
   return onceByKey<PauseResult>(store, keyed(key, "pause", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     if (run.status === "paused") return { runId, state: "paused", already: true };
@@ -47,7 +47,7 @@ export interface CancelResult {
 }
 
 /** Cancels a run and, recursively, its unfinished children, in one transaction. Cancellation deletes no state: `resume` brings the tree back. */
-export async function cancel(store: Store, runId: string, reason: string | null, by: string | null, key?: KeyOption): Promise<Replayable<CancelResult>> {
+export async function cancel(store: Commits & IdempotencyKeys & RunReads, runId: string, reason: string | null, by: string | null, key?: KeyOption): Promise<Replayable<CancelResult>> {
   return onceByKey<CancelResult>(store, keyed(key, "cancel", runId, { reason }, by), async (keyWrite) => {
     const root = await requireRun(store, runId);
     if (root.status === "cancelled") {
