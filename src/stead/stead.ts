@@ -242,6 +242,11 @@ export class Stead {
     return options?.idempotencyKey === undefined ? undefined : { key: checkKey(options.idempotencyKey), ttlMs: this.idempotencyTtlMs };
   }
 
+  /** A control verb's call: this instance's control store, limit and decision rules, with the caller's `by` and idempotency key (checked). */
+  private call(options: ControlOptions & { by?: string | null | undefined }): admin.ControlCall<ControlStore["store"]> {
+    return { store: this.control, by: options.by ?? null, key: this.keyOption(options), limit: this.payloadLimit, rules: this.decisions };
+  }
+
   /** Migrates the store (add-only, one transaction per migration); a read-only store is only checked. Called by every method. */
   ready(): Promise<void> {
     this.readyPromise ??= (this.create ? this.store.migrate() : this.store.check().then(() => this.store.migrate())).catch((e: unknown) => {
@@ -555,29 +560,29 @@ export class Stead {
 
   /** Approves what a run waits for. The same decision again succeeds (`already`); another is refused naming the first. */
   async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
-    const key = this.keyOption(d);
+    const call = this.call(d);
     await this.ready();
-    return (await control()).decide(this.control, runId, name, true, d, this.payloadLimit, key, this.decisions);
+    return (await control()).decide(call, runId, name, true, d);
   }
 
   async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
-    const key = this.keyOption(d);
+    const call = this.call(d);
     await this.ready();
-    return (await control()).decide(this.control, runId, name, false, d, this.payloadLimit, key, this.decisions);
+    return (await control()).decide(call, runId, name, false, d);
   }
 
   /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
   async signal(runId: string, name: string, payload: unknown, options: ControlOptions | string | null = null): Promise<Replayable<admin.SignalResult>> {
     const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
-    const key = this.keyOption(o);
+    const call = this.call(o);
     await this.ready();
-    return (await control()).signal(this.control, runId, name, payload, this.payloadLimit, o.by ?? null, key);
+    return (await control()).signal(call, runId, name, payload);
   }
 
   async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.PauseResult>> {
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
-    return (await control()).pause(this.control, runId, options.by ?? null, key);
+    return (await control()).pause(call, runId);
   }
 
   /**
@@ -585,40 +590,40 @@ export class Stead {
    * cancellation ended); with `acceptChange`, releases a `definition_changed` hold by accepting the new code.
    */
   async resume(runId: string, options: { acceptChange?: boolean } & ControlOptions = {}): Promise<Replayable<admin.ResumeResult>> {
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
     if (options.acceptChange) {
-      const r = await (await control()).release(this.control, runId, "definition_changed", { choice: "accept-change", by: options.by ?? null }, this.payloadLimit, key);
+      const r = await (await control()).release(call, runId, "definition_changed", { choice: "accept-change", by: call.by });
       return { runId, from: "held", resumed: r.already ? [] : [runId], already: r.already };
     }
-    return (await control()).resume(this.control, runId, options.by ?? null, key);
+    return (await control()).resume(call, runId);
   }
 
   /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
   async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.RetryResult>> {
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
-    return (await control()).retry(this.control, runId, options.by ?? null, key);
+    return (await control()).retry(call, runId);
   }
 
   async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<admin.CancelResult>> {
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
-    return (await control()).cancel(this.control, runId, options.reason ?? null, options.by ?? null, key);
+    return (await control()).cancel(call, runId, options.reason ?? null);
   }
 
   async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
-    const r = await (await control()).release(this.control, runId, hold, options, this.payloadLimit, key);
+    const r = await (await control()).release(call, runId, hold, options);
     return { ...holdView(r), already: r.already };
   }
 
   async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<admin.ForkResult>> {
     if (options.id !== undefined) checkChosenRunId(options.id);
-    const key = this.keyOption(options);
+    const call = this.call(options);
     await this.ready();
-    return (await control()).fork(this.control, runId, options.at, options.id, options.by ?? null, key);
+    return (await control()).fork(call, runId, options.at, options.id);
   }
 
   async why(runId: string): Promise<Explanation> {

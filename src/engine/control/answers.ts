@@ -3,8 +3,8 @@ import type { Commits, IdempotencyKeys, RunReads, WaitRow } from "../../store/ty
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
 import { encodePayload } from "../payload.js";
 import { resolveWaitUnit } from "../waits.js";
-import { atText, byText, commitOne, keyed, raced, requireRun, type KeyOption } from "./common.js";
-import { NO_DECISION_FIELDS, type Decision, type DecisionRules, type FieldValues } from "./decision-rules.js";
+import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
+import type { Decision, DecisionRules, FieldValues } from "./decision-rules.js";
 
 /** Answers to what a run waits for: approvals (approve, deny) and signals. */
 
@@ -105,16 +105,8 @@ function fieldsOf(runId: string, name: string, d: Decision, rules: DecisionRules
   return fields;
 }
 
-export async function decide(
-  store: Commits & IdempotencyKeys & RunReads,
-  runId: string,
-  name: string,
-  approved: boolean,
-  d: Decision = {},
-  limit = Infinity,
-  key?: KeyOption,
-  rules: DecisionRules = NO_DECISION_FIELDS,
-): Promise<Replayable<DecisionResult>> {
+export async function decide(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string, name: string, approved: boolean, d: Decision = {}): Promise<Replayable<DecisionResult>> {
+  const { store, limit, key, rules } = call;
   const fields = fieldsOf(runId, name, d, rules);
   const args = { wait: name, approved, reason: d.reason ?? null, ...fields };
   return onceByKey<DecisionResult>(store, keyed(key, approved ? "approve" : "deny", runId, args, d.by ?? null), async (keyWrite) => {
@@ -158,7 +150,8 @@ function signalledAlready(runId: string, name: string, payload: unknown, w: Wait
   });
 }
 
-export async function signal(store: Commits & IdempotencyKeys & RunReads, runId: string, name: string, payload: unknown, limit: number, by: string | null = null, key?: KeyOption): Promise<Replayable<SignalResult>> {
+export async function signal(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string, name: string, payload: unknown): Promise<Replayable<SignalResult>> {
+  const { store, limit, by, key } = call;
   return onceByKey<SignalResult>(store, keyed(key, "signal", runId, { wait: name, payload }, by), async (keyWrite) => {
     const { waits, wait } = await waitOf(store, runId, name);
     const already = signalledAlready(runId, name, payload, wait);

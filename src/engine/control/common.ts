@@ -3,6 +3,7 @@ import type { Commits, EventRow, Mutation, RunReads, RunRow, UnitResult } from "
 import { keyTaken } from "../../store/faults.js";
 import type { ControlVerb, KeyedCall } from "../idempotency.js";
 import { idExcerpt } from "../ids.js";
+import type { DecisionRules } from "./decision-rules.js";
 
 /**
  * What every control command shares. Each command reads, decides, then commits one unit whose
@@ -14,6 +15,21 @@ import { idExcerpt } from "../ids.js";
 export interface KeyOption {
   key: string;
   ttlMs: number;
+}
+
+/**
+ * What every control verb is given besides its own arguments: the store, who acts, the
+ * caller's idempotency key, the payload limit, and the instance's rules for decisions' fields.
+ */
+export interface ControlCall<S> {
+  store: S;
+  /** Who acts: recorded on the events (and the wait) the verb writes; null when not said. */
+  by: string | null;
+  key?: KeyOption | undefined;
+  /** The largest payload (bytes) a verb may write: a signal's, a decision's, a release's result. */
+  limit: number;
+  /** Which decision fields beyond by and reason this instance reads (createStead: the agent's tool approvals). */
+  rules: DecisionRules;
 }
 
 export function keyed(k: KeyOption | undefined, verb: ControlVerb, scope: string, args: unknown, by: string | null): KeyedCall | undefined {

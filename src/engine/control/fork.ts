@@ -2,7 +2,7 @@ import { SteadError } from "../../errors.js";
 import type { Commits, IdempotencyKeys, RunReads, StepRow } from "../../store/types.js";
 import { newRunId } from "../ids.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
-import { keyed, requireRun, type KeyOption } from "./common.js";
+import { keyed, requireRun, type ControlCall } from "./common.js";
 
 export interface ForkResult {
   /** The new run. */
@@ -36,7 +36,8 @@ function cutAt(runId: string, journal: StepRow[], at: string | undefined): numbe
 }
 
 /** A new run of the same definition and input that reuses the source's journal up to a step. */
-export async function fork(store: Commits & IdempotencyKeys & RunReads, runId: string, at: string | undefined, newId?: string, by: string | null = null, key?: KeyOption): Promise<Replayable<ForkResult>> {
+export async function fork(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string, at: string | undefined, newId?: string): Promise<Replayable<ForkResult>> {
+  const { store, by, key } = call;
   return onceByKey<ForkResult>(store, keyed(key, "fork", runId, { at: at ?? null, id: newId ?? null }, by), async (keyWrite) => {
     const src = await requireRun(store, runId);
     const journal = await store.journal(runId);

@@ -4,7 +4,7 @@ import { DEFAULT_HEADROOM_BYTES } from "../../store/faults.js";
 import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "../holds.js";
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
 import { encodePayload } from "../payload.js";
-import { atText, byText, commitOne, keyed, raced, requireRun, type KeyOption } from "./common.js";
+import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
 
 /** Releasing holds: a person takes one of a hold's ways out. */
 
@@ -54,7 +54,8 @@ async function resultRecorded(store: Commits & IdempotencyKeys & RunReads & Stor
   return entry?.output ? (JSON.parse(entry.output) as unknown) : undefined;
 }
 
-export async function release(store: Commits & IdempotencyKeys & RunReads & StorageRoom, runId: string, ref: string | undefined, o: ReleaseOptions, limit: number, key?: KeyOption): Promise<Replayable<HoldRow>> {
+export async function release(call: ControlCall<Commits & IdempotencyKeys & RunReads & StorageRoom>, runId: string, ref: string | undefined, o: ReleaseOptions): Promise<Replayable<HoldRow>> {
+  const { store, limit, key } = call;
   return onceByKey<HoldRow>(store, keyed(key, "release", runId, { hold: ref ?? null, choice: o.choice, result: o.result }, o.by ?? null), async (keyWrite) => {
     const already = await releasedAlready(store, runId, ref, o);
     if (already) return already;

@@ -4,7 +4,7 @@ import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns, sessionTurns } from "../../store/run-sets.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { decodeError } from "../payload.js";
-import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
+import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
 
 /**
  * Bringing runs back: a paused run resumed; a cancelled run resumed from its last completed step
@@ -20,7 +20,8 @@ export interface ResumeResult {
   resumed: string[];
 }
 
-export async function resume(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<ResumeResult>> {
+export async function resume(call: ControlCall<Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs>, runId: string): Promise<Replayable<ResumeResult>> {
+  const { store, by, key } = call;
   return onceByKey<ResumeResult>(store, keyed(key, "resume", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     const withKey = (m: Mutation, outcome: ResumeResult): Mutation => (keyWrite ? { ...m, idempotency: keyWrite(outcome) } : m);
@@ -207,7 +208,8 @@ function failedStep(run: RunRow, journal: StepRow[]): StepRow | undefined {
 }
 
 /** Gives a failed run's failed step a new attempt (after fixing what made it fail), with nothing before it run again. */
-export async function retry(store: Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<RetryResult>> {
+export async function retry(call: ControlCall<Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs>, runId: string): Promise<Replayable<RetryResult>> {
+  const { store, by, key } = call;
   return onceByKey<RetryResult>(store, keyed(key, "retry", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     if (run.status !== "failed") {

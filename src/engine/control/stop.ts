@@ -3,7 +3,7 @@ import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns } from "../../store/run-sets.js";
 import { resolveParent } from "../execution/index.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
-import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type KeyOption } from "./common.js";
+import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
 
 /** Stopping runs: pause (parks it, resumable) and cancel (ends it and its children, resumable too). */
 
@@ -13,7 +13,8 @@ export interface PauseResult {
   state: "paused" | "pause-requested";
 }
 
-export async function pause(store: Commits & IdempotencyKeys & RunReads, runId: string, by: string | null = null, key?: KeyOption): Promise<Replayable<PauseResult>> {
+export async function pause(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string): Promise<Replayable<PauseResult>> {
+  const { store, by, key } = call;
   return onceByKey<PauseResult>(store, keyed(key, "pause", runId, {}, by), async (keyWrite) => {
     const run = await requireRun(store, runId);
     if (run.status === "paused") return { runId, state: "paused", already: true };
@@ -47,7 +48,8 @@ export interface CancelResult {
 }
 
 /** Cancels a run and, recursively, its unfinished children, in one transaction. Cancellation deletes no state: `resume` brings the tree back. */
-export async function cancel(store: Commits & IdempotencyKeys & RunReads, runId: string, reason: string | null, by: string | null, key?: KeyOption): Promise<Replayable<CancelResult>> {
+export async function cancel(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string, reason: string | null): Promise<Replayable<CancelResult>> {
+  const { store, by, key } = call;
   return onceByKey<CancelResult>(store, keyed(key, "cancel", runId, { reason }, by), async (keyWrite) => {
     const root = await requireRun(store, runId);
     if (root.status === "cancelled") {
