@@ -12,9 +12,11 @@ const flow = workflow("capabilities", { version: "1" }, async (ctx, n: number) =
 /** A store object with every member of a real SQLite store but `leave`. */
 function storeWithout(base: SqliteStore, leave: readonly string[]): object {
   const out: Record<string, unknown> = { dialect: base.dialect, location: base.location, leaseClock: base.leaseClock };
-  for (const k of Object.getOwnPropertyNames(Object.getPrototypeOf(base))) {
-    const v = (base as unknown as Record<string, unknown>)[k];
-    if (k !== "constructor" && !leave.includes(k) && typeof v === "function") out[k] = (v as (...a: unknown[]) => unknown).bind(base);
+  for (let proto: object | null = Object.getPrototypeOf(base) as object; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const k of Object.getOwnPropertyNames(proto)) {
+      const v = (base as unknown as Record<string, unknown>)[k];
+      if (k !== "constructor" && !(k in out) && !leave.includes(k) && typeof v === "function") out[k] = (v as (...a: unknown[]) => unknown).bind(base);
+    }
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { PortedStore, type StorePorts } from "../ported-store.js";
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type pg from "pg";
@@ -5,15 +6,8 @@ import { SteadError } from "../../errors.js";
 import { toRun } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
-import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
-import type { StoreTally } from "../ports/tallies.js";
 import { sessionInNewRuns } from "../sessions-sql.js";
 import { leaseHeld } from "../sql/claim-rule.js";
-import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
-import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
-import type { Tallies } from "../ports/tallies.js";
-import type { TransferRows } from "../ports/transfer-rows.js";
-import type { RunReads } from "../ports/run-reads.js";
 import { postgresClaims } from "./claims.js";
 import { postgresRunReads } from "./run-reads.js";
 import { postgresTransferRows } from "./transfer-rows.js";
@@ -23,51 +17,21 @@ import { postgresRetention } from "./retention.js";
 import { postgresSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { postgresDataKeys } from "./data-keys.js";
 import { postgresDefinitions } from "./definitions.js";
-import type { DefinitionAnnouncements } from "../ports/definitions.js";
 import { postgresTokens } from "./tokens.js";
-import type { TokenStore } from "../ports/tokens.js";
-import type { DataKeys } from "../ports/data-keys.js";
 import type { PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
-import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
-import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow } from "../types.js";
 import type {
-  AnnouncingWorker,
-  ClaimRequest,
-  ClaimedRun,
   CommitOptions,
-  DefinitionAnnouncement,
-  DefinitionRecord,
-  EventFilter,
-  EventPage,
-  EventRow,
-  EventStreamFilter,
   EventWrite,
-  HoldFilter,
-  HoldRow,
-  IdempotencyRow,
   IdempotencyWrite,
-  LeaseInfo,
   NewRun,
-  RunActivity,
-  RunFilter,
-  RunPage,
-  RunQuery,
   RunRow,
   RunStatus,
-  SessionFilter,
-  SessionSummary,
-  StepRow,
   Store,
   StoreInfo,
-  TokenRecord,
-  TokenRow,
-  TokenWrite,
-  DataKeyRow,
   Unit,
   UnitResult,
-  WaitRow,
   WorkerAttachment,
 } from "../types.js";
 import { isConnectionError, isDiskFull, isRetryable, describeConnectError, redactUrl } from "./faults.js";
@@ -115,7 +79,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *   the server for its transaction's status, never by guessing; one that surely did not commit is
  *   retried, with bounded backoff, until `faultRetryMs`.
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends PortedStore implements Store {
   readonly dialect = "postgres";
   readonly leaseClock = "store";
   readonly location: string;
@@ -130,18 +94,10 @@ export class PostgresStore implements Store {
   private readonly faultRetryMs: number;
   private closed = false;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
-  private readonly claims: ReturnType<typeof postgresClaims>;
-  private readonly runReads: RunReads;
-  private readonly rows: TransferRows;
-  private readonly tallies: Tallies;
-  private readonly idempotency: IdempotencyKeys;
-  private readonly runRetention: RunRetention;
-  private readonly blobStore: SnapshotsAndBlobs;
-  private readonly tokens: TokenStore;
-  private readonly keys: DataKeys;
-  private readonly definitions: DefinitionAnnouncements;
+  protected readonly ports: StorePorts;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     this.location = redactUrl(options.connectionString);
     this.readonly = options.readonly ?? false;
     this.create = !this.readonly && (options.create ?? true);
@@ -166,16 +122,18 @@ export class PostgresStore implements Store {
     // process. Its pending and next queries fail with a connection error and are retried.
     this.pool.on("connect", (client) => client.on("error", () => undefined));
     const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
-    this.claims = postgresClaims(connection);
-    this.runReads = postgresRunReads(connection);
-    this.rows = postgresTransferRows(connection);
-    this.tallies = postgresTallies(connection);
-    this.idempotency = postgresIdempotencyKeys(connection);
-    this.runRetention = postgresRetention(connection);
-    this.blobStore = postgresSnapshotsAndBlobs(connection);
-    this.tokens = postgresTokens(connection);
-    this.keys = postgresDataKeys(connection);
-    this.definitions = postgresDefinitions(connection);
+    this.ports = {
+      claims: postgresClaims(connection),
+      runReads: postgresRunReads(connection),
+      rows: postgresTransferRows(connection),
+      tallies: postgresTallies(connection),
+      idempotency: postgresIdempotencyKeys(connection),
+      runRetention: postgresRetention(connection),
+      blobStore: postgresSnapshotsAndBlobs(connection),
+      tokens: postgresTokens(connection),
+      keys: postgresDataKeys(connection),
+      definitions: postgresDefinitions(connection),
+    };
   }
 
   private async connect(): Promise<Client> {
@@ -387,60 +345,8 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
-  getRun(id: string): Promise<RunRow | undefined> {
-    return this.runReads.getRun(id);
-  }
-
-  listRuns(query: RunQuery = {}): Promise<RunPage> {
-    return this.runReads.listRuns(query);
-  }
-
-  countRuns(filter: RunFilter = {}): Promise<number> {
-    return this.runReads.countRuns(filter);
-  }
-
-  runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
-    return this.runReads.runActivity(runIds);
-  }
-
-  completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
-    return this.runReads.completedStep(runId, stepId);
-  }
-
-  journal(runId: string): Promise<StepRow[]> {
-    return this.runReads.journal(runId);
-  }
-
-  waits(runId: string): Promise<WaitRow[]> {
-    return this.runReads.waits(runId);
-  }
-
-  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    return this.runReads.dueTimers(now, limit);
-  }
-
-  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    return this.runReads.holds(filter);
-  }
-
-  events(filter: EventFilter = {}): Promise<EventRow[]> {
-    return this.runReads.events(filter);
-  }
-
-  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
-    return this.runReads.eventsAfter(position, filter);
-  }
-
-  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    return this.runReads.listSessions(filter);
-  }
 
 
-
-
-  tally(): Promise<StoreTally> {
-    return this.tallies.tally();
-  }
 
 
 
@@ -574,91 +480,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    return this.idempotency.idempotencyKey(verb, scope, key);
-  }
 
-  pruneIdempotencyKeys(): Promise<number> {
-    return this.idempotency.pruneIdempotencyKeys();
-  }
-
-
-
-  createToken(t: TokenWrite): Promise<TokenRecord> {
-    return this.tokens.createToken(t);
-  }
-
-  listTokens(): Promise<TokenRecord[]> {
-    return this.tokens.listTokens();
-  }
-
-  revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
-    return this.tokens.revokeToken(name, by, at);
-  }
-
-  findTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    return this.tokens.findTokenByHash(hash);
-  }
-
-  touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
-    return this.tokens.touchToken(id, at, minIntervalMs);
-  }
-
-  dataKeys(): Promise<DataKeyRow[]> {
-    return this.keys.dataKeys();
-  }
-
-  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    return this.keys.addDataKeys(rows);
-  }
-
-  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
-    return this.keys.rewrapDataKeys(rows);
-  }
-
-  replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    return this.keys.replaceDataKeys(rows);
-  }
-
-  announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
-    return this.definitions.announceDefinitions(worker, definitions, ttlMs, now);
-  }
-
-  refreshAnnouncements(workerId: string, ttlMs: number, now: number): Promise<number> {
-    return this.definitions.refreshAnnouncements(workerId, ttlMs, now);
-  }
-
-  withdrawAnnouncements(workerId: string): Promise<void> {
-    return this.definitions.withdrawAnnouncements(workerId);
-  }
-
-  listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
-    return this.definitions.listDefinitions(filter, now);
-  }
-
-  pruneAnnouncements(graceMs: number, now: number): Promise<number> {
-    return this.definitions.pruneAnnouncements(graceMs, now);
-  }
-
-  claim(req: ClaimRequest): Promise<ClaimedRun[]> {
-    return this.claims.claim(req);
-  }
-
-  claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
-    return this.claims.claimable(req);
-  }
-
-  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
-    return this.claims.renewLeases(owner, leases, leaseMs, now);
-  }
-
-  leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    return this.claims.leasesOnHost(host);
-  }
-
-  expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
-    return this.claims.expireLease(runId, fence, reason);
-  }
 
 
   /**
@@ -720,55 +542,6 @@ export class PostgresStore implements Store {
     return rows.map((r) => String(r.run_id));
   }
 
-  readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
-    return this.rows.readRows(table, afterKey, limit);
-  }
-
-  writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
-    return this.rows.writeRows(table, rows);
-  }
-
-
-
-  putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
-    return this.blobStore.putBlobs(blobs);
-  }
-
-  missingBlobs(hashes: readonly string[]): Promise<string[]> {
-    return this.blobStore.missingBlobs(hashes);
-  }
-
-  getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
-    return this.blobStore.getBlobs(hashes);
-  }
-
-  snapshots(runId: string): Promise<SnapshotRow[]> {
-    return this.blobStore.snapshots(runId);
-  }
-
-  getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
-    return this.blobStore.getSnapshot(runId, at);
-  }
-
-  snapshotRoots(): Promise<string[]> {
-    return this.blobStore.snapshotRoots();
-  }
-
-  pruneSnapshots(keepSteps: number): Promise<number> {
-    return this.blobStore.pruneSnapshots(keepSteps);
-  }
-
-  storeTime(): Promise<number> {
-    return this.blobStore.storeTime();
-  }
-
-  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
-    return this.blobStore.listBlobs(after, limit, touchedBefore);
-  }
-
-  deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
-    return this.blobStore.deleteBlobs(hashes, touchedBefore);
-  }
 
 
 
@@ -776,13 +549,6 @@ export class PostgresStore implements Store {
 
 
 
-  finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
-    return this.runRetention.finishedRoots(endedBefore, after, limit);
-  }
-
-  deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
-    return this.runRetention.deleteRunTrees(roots, options);
-  }
 
 
 

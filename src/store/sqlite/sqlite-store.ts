@@ -1,44 +1,21 @@
+import { PortedStore, type StorePorts } from "../ported-store.js";
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SteadError } from "../../errors.js";
 import type {
-  AnnouncingWorker,
-  ClaimRequest,
-  ClaimedRun,
   CommitOptions,
-  DefinitionAnnouncement,
-  DefinitionRecord,
-  EventFilter,
-  EventPage,
-  EventRow,
-  EventStreamFilter,
   EventWrite,
-  HoldFilter,
-  HoldRow,
-  IdempotencyRow,
   IdempotencyWrite,
-  LeaseInfo,
   Mutation,
   NewRun,
-  RunActivity,
-  RunFilter,
-  RunPage,
-  RunQuery,
   RunRow,
-  SessionFilter,
-  SessionSummary,
   StepRow,
   StepWrite,
   Store,
   StoreInfo,
-  TokenRecord,
-  TokenRow,
-  TokenWrite,
-  DataKeyRow,
   Unit,
   UnitResult,
-  WaitRow,
 } from "../types.js";
 import { cannotRead, cannotWrite, isAccessError, unreachable } from "./access.js";
 import { LATEST_VERSION, MIGRATIONS, STORE_MARKER } from "./migrations.js";
@@ -49,11 +26,6 @@ import { keyTaken, storageFull, type StorageCheck } from "../faults.js";
 import { FileIdentity } from "./file-identity.js";
 import { warnIfExposed } from "./exposed-files.js";
 import { insertedRow, toRun, toStep } from "../rows.js";
-import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
-import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
-import type { Tallies } from "../ports/tallies.js";
-import type { TransferRows } from "../ports/transfer-rows.js";
-import type { RunReads } from "../ports/run-reads.js";
 import { sqliteClaims } from "./claims.js";
 import { sqliteRunReads } from "./run-reads.js";
 import { sqliteTransferRows } from "./transfer-rows.js";
@@ -63,23 +35,17 @@ import { sqliteRetention } from "./retention.js";
 import { sqliteSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { sqliteDataKeys } from "./data-keys.js";
 import { sqliteDefinitions } from "./definitions.js";
-import type { DefinitionAnnouncements } from "../ports/definitions.js";
 import { sqliteTokens } from "./tokens.js";
-import type { TokenStore } from "../ports/tokens.js";
-import type { DataKeys } from "../ports/data-keys.js";
 import type { SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
-import type { RowKey, TransferRow, TransferTable } from "../types.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import * as reads from "../sql/reads.js";
-import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
-import type { StoreTally } from "../ports/tallies.js";
 import { STEP_UPSERT_SQL } from "../mutation/step-write.js";
 import { storedStepParams } from "./stored-payload.js";
 import { SNAPSHOT_UPSERT_SQL, snapshotParams } from "../mutation/snapshot-write.js";
 import { mutationApplier, PreconditionFailed, type Applied } from "./apply-mutation.js";
-import { type BlobInfo, type BlobRow, type BlobWrite, type SnapshotAt, type SnapshotRow, type SnapshotWrite } from "../types.js";
+import { type SnapshotWrite } from "../types.js";
 
 /** A failure one start of a batch can cause alone: its values, or its size against the room left. */
 function oneStartsFault(e: unknown): boolean {
@@ -150,7 +116,7 @@ export const DEFAULT_SQLITE_PATH = ".stead/stead.db";
 
 type Raw = Record<string, unknown>;
 
-export class SqliteStore implements Store {
+export class SqliteStore extends PortedStore implements Store {
   readonly dialect = "sqlite";
   readonly leaseClock = "caller";
   readonly location: string;
@@ -168,18 +134,10 @@ export class SqliteStore implements Store {
   private readonly readonly: boolean;
   private readonly secureDelete: boolean;
   /** Each port's statements, in a file of its own over the connection (connection.ts). */
-  private readonly claims: ReturnType<typeof sqliteClaims>;
-  private readonly runReads: RunReads;
-  private readonly rows: TransferRows;
-  private readonly tallies: Tallies;
-  private readonly idempotency: IdempotencyKeys;
-  private readonly runRetention: RunRetention;
-  private readonly blobStore: SnapshotsAndBlobs;
-  private readonly tokens: TokenStore;
-  private readonly keys: DataKeys;
-  private readonly definitions: DefinitionAnnouncements;
+  protected readonly ports: StorePorts;
 
   constructor(options: SqliteStoreOptions = {}) {
+    super();
     const path = resolve(options.path ?? DEFAULT_SQLITE_PATH);
     this.location = path;
     this.readonly = options.readonly ?? false;
@@ -240,16 +198,18 @@ export class SqliteStore implements Store {
       journal: (runId) => this.journalSync(runId),
       wake: () => this.wake(),
     };
-    this.claims = sqliteClaims(connection);
-    this.runReads = sqliteRunReads(connection);
-    this.rows = sqliteTransferRows(connection);
-    this.tallies = sqliteTallies(connection);
-    this.idempotency = sqliteIdempotencyKeys(connection);
-    this.runRetention = sqliteRetention(connection);
-    this.blobStore = sqliteSnapshotsAndBlobs(connection);
-    this.tokens = sqliteTokens(connection);
-    this.keys = sqliteDataKeys(connection);
-    this.definitions = sqliteDefinitions(connection);
+    this.ports = {
+      claims: sqliteClaims(connection),
+      runReads: sqliteRunReads(connection),
+      rows: sqliteTransferRows(connection),
+      tallies: sqliteTallies(connection),
+      idempotency: sqliteIdempotencyKeys(connection),
+      runRetention: sqliteRetention(connection),
+      blobStore: sqliteSnapshotsAndBlobs(connection),
+      tokens: sqliteTokens(connection),
+      keys: sqliteDataKeys(connection),
+      definitions: sqliteDefinitions(connection),
+    };
   }
 
   /**
@@ -590,62 +550,10 @@ export class SqliteStore implements Store {
     return Promise.resolve();
   }
 
-  getRun(id: string): Promise<RunRow | undefined> {
-    return this.runReads.getRun(id);
-  }
-
-  listRuns(query: RunQuery = {}): Promise<RunPage> {
-    return this.runReads.listRuns(query);
-  }
-
-  countRuns(filter: RunFilter = {}): Promise<number> {
-    return this.runReads.countRuns(filter);
-  }
-
-  runActivity(runIds: readonly string[]): Promise<RunActivity[]> {
-    return this.runReads.runActivity(runIds);
-  }
-
-  completedStep(runId: string, stepId: string): Promise<StepRow | undefined> {
-    return this.runReads.completedStep(runId, stepId);
-  }
-
-  journal(runId: string): Promise<StepRow[]> {
-    return this.runReads.journal(runId);
-  }
-
-  waits(runId: string): Promise<WaitRow[]> {
-    return this.runReads.waits(runId);
-  }
-
-  dueTimers(now: number, limit: number): Promise<WaitRow[]> {
-    return this.runReads.dueTimers(now, limit);
-  }
-
-  holds(filter: HoldFilter = {}): Promise<HoldRow[]> {
-    return this.runReads.holds(filter);
-  }
-
-  events(filter: EventFilter = {}): Promise<EventRow[]> {
-    return this.runReads.events(filter);
-  }
-
-  eventsAfter(position: string | null, filter: EventStreamFilter = {}): Promise<EventPage> {
-    return this.runReads.eventsAfter(position, filter);
-  }
-
-  listSessions(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    return this.runReads.listSessions(filter);
-  }
 
 
 
 
-
-
-  tally(): Promise<StoreTally> {
-    return this.tallies.tally();
-  }
 
 
 
@@ -778,71 +686,7 @@ export class SqliteStore implements Store {
     return r.changes > 0;
   }
 
-  idempotencyKey(verb: string, scope: string, key: string): Promise<IdempotencyRow | undefined> {
-    return this.idempotency.idempotencyKey(verb, scope, key);
-  }
 
-  pruneIdempotencyKeys(): Promise<number> {
-    return this.idempotency.pruneIdempotencyKeys();
-  }
-
-
-
-  createToken(t: TokenWrite): Promise<TokenRecord> {
-    return this.tokens.createToken(t);
-  }
-
-  listTokens(): Promise<TokenRecord[]> {
-    return this.tokens.listTokens();
-  }
-
-  revokeToken(name: string, by: string | null, at: number): Promise<TokenRecord | undefined> {
-    return this.tokens.revokeToken(name, by, at);
-  }
-
-  findTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    return this.tokens.findTokenByHash(hash);
-  }
-
-  touchToken(id: string, at: number, minIntervalMs: number): Promise<boolean> {
-    return this.tokens.touchToken(id, at, minIntervalMs);
-  }
-
-  dataKeys(): Promise<DataKeyRow[]> {
-    return this.keys.dataKeys();
-  }
-
-  addDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    return this.keys.addDataKeys(rows);
-  }
-
-  rewrapDataKeys(rows: readonly Pick<DataKeyRow, "id" | "kekId" | "wrapped">[]): Promise<void> {
-    return this.keys.rewrapDataKeys(rows);
-  }
-
-  replaceDataKeys(rows: readonly DataKeyRow[]): Promise<void> {
-    return this.keys.replaceDataKeys(rows);
-  }
-
-  announceDefinitions(worker: AnnouncingWorker, definitions: readonly DefinitionAnnouncement[], ttlMs: number, now: number): Promise<void> {
-    return this.definitions.announceDefinitions(worker, definitions, ttlMs, now);
-  }
-
-  refreshAnnouncements(workerId: string, ttlMs: number, now: number): Promise<number> {
-    return this.definitions.refreshAnnouncements(workerId, ttlMs, now);
-  }
-
-  withdrawAnnouncements(workerId: string): Promise<void> {
-    return this.definitions.withdrawAnnouncements(workerId);
-  }
-
-  listDefinitions(filter: { name?: string }, now: number): Promise<DefinitionRecord[]> {
-    return this.definitions.listDefinitions(filter, now);
-  }
-
-  pruneAnnouncements(graceMs: number, now: number): Promise<number> {
-    return this.definitions.pruneAnnouncements(graceMs, now);
-  }
 
   async commit(units: Unit[], options: CommitOptions = {}): Promise<UnitResult[]> {
     checkSnapshotWrites(units);
@@ -938,34 +782,6 @@ export class SqliteStore implements Store {
     }
   }
 
-  claim(req: ClaimRequest): Promise<ClaimedRun[]> {
-    return this.claims.claim(req);
-  }
-
-  claimable(req: Omit<ClaimRequest, "owner" | "leaseMs">): Promise<ClaimedRun[]> {
-    return this.claims.claimable(req);
-  }
-
-  renewLeases(owner: string, leases: readonly { runId: string; fence: number }[], leaseMs: number, now: number): Promise<string[]> {
-    return this.claims.renewLeases(owner, leases, leaseMs, now);
-  }
-
-  leasesOnHost(host: string): Promise<LeaseInfo[]> {
-    return this.claims.leasesOnHost(host);
-  }
-
-  expireLease(runId: string, fence: number, reason: string): Promise<boolean> {
-    return this.claims.expireLease(runId, fence, reason);
-  }
-
-
-  readRows(table: TransferTable, afterKey: RowKey | null, limit: number): Promise<TransferRow[]> {
-    return this.rows.readRows(table, afterKey, limit);
-  }
-
-  writeRows(table: TransferTable, rows: readonly TransferRow[]): Promise<void> {
-    return this.rows.writeRows(table, rows);
-  }
 
 
 
@@ -974,45 +790,6 @@ export class SqliteStore implements Store {
     for (const x of snapshots) s.run(...snapshotParams(runId, x));
   }
 
-  putBlobs(blobs: readonly BlobWrite[]): Promise<void> {
-    return this.blobStore.putBlobs(blobs);
-  }
-
-  missingBlobs(hashes: readonly string[]): Promise<string[]> {
-    return this.blobStore.missingBlobs(hashes);
-  }
-
-  getBlobs(hashes: readonly string[]): Promise<BlobRow[]> {
-    return this.blobStore.getBlobs(hashes);
-  }
-
-  snapshots(runId: string): Promise<SnapshotRow[]> {
-    return this.blobStore.snapshots(runId);
-  }
-
-  getSnapshot(runId: string, at: SnapshotAt): Promise<SnapshotRow | undefined> {
-    return this.blobStore.getSnapshot(runId, at);
-  }
-
-  snapshotRoots(): Promise<string[]> {
-    return this.blobStore.snapshotRoots();
-  }
-
-  pruneSnapshots(keepSteps: number): Promise<number> {
-    return this.blobStore.pruneSnapshots(keepSteps);
-  }
-
-  storeTime(): Promise<number> {
-    return this.blobStore.storeTime();
-  }
-
-  listBlobs(after: string | null, limit: number, touchedBefore: number): Promise<BlobInfo[]> {
-    return this.blobStore.listBlobs(after, limit, touchedBefore);
-  }
-
-  deleteBlobs(hashes: readonly string[], touchedBefore: number): Promise<{ count: number; bytes: number }> {
-    return this.blobStore.deleteBlobs(hashes, touchedBefore);
-  }
 
 
 
@@ -1020,15 +797,6 @@ export class SqliteStore implements Store {
 
 
 
-
-
-  finishedRoots(endedBefore: number, after: string | null, limit: number): Promise<string[]> {
-    return this.runRetention.finishedRoots(endedBefore, after, limit);
-  }
-
-  deleteRunTrees(roots: readonly string[], options: RetentionOptions): Promise<RetentionResult> {
-    return this.runRetention.deleteRunTrees(roots, options);
-  }
 
 
 
