@@ -1,5 +1,6 @@
 /**
- * Idempotency keys of control commands on Postgres (ports/idempotency-keys.ts); expiry judged by the database's clock.
+ * Idempotency keys of control commands on Postgres (ports/idempotency-keys.ts); expiry judged by
+ * the database's clock.
  */
 import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
 import { toIdempotency } from "../rows.js";

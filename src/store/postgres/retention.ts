@@ -1,5 +1,6 @@
 /**
- * Retention on Postgres (ports/retention.ts): finished run trees found and deleted, each tree locked (and its session's lock taken) before its check.
+ * Retention on Postgres (ports/retention.ts): finished run trees found and deleted, each tree
+ * locked (and its session's lock taken) before its check.
  */
 import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";

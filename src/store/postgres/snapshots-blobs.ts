@@ -1,5 +1,6 @@
 /**
- * Workspace snapshots and content-addressed blobs on Postgres (ports/snapshots-blobs.ts); times are the database's clock.
+ * Workspace snapshots and content-addressed blobs on Postgres (ports/snapshots-blobs.ts); times
+ * are the database's clock.
  */
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import { toSnapshot } from "../rows.js";

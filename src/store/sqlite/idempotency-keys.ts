@@ -1,5 +1,6 @@
 /**
- * Idempotency keys of control commands on SQLite (ports/idempotency-keys.ts); recorded inside the command's own write, read here.
+ * Idempotency keys of control commands on SQLite (ports/idempotency-keys.ts); recorded inside the
+ * command's own write, read here.
  */
 import type { IdempotencyKeys } from "../ports/idempotency-keys.js";
 import type {

@@ -1,5 +1,6 @@
 /**
- * Retention on SQLite (ports/retention.ts): finished run trees found and deleted, their freed bytes overwritten (the connection's erasing).
+ * Retention on SQLite (ports/retention.ts): finished run trees found and deleted, their freed
+ * bytes overwritten (the connection's erasing).
  */
 import type { RetentionOptions, RetentionResult, RunRetention } from "../ports/retention.js";
 import type { SqliteConnection } from "./connection.js";

@@ -1,5 +1,6 @@
 /**
- * Reads of runs, journals, waits, holds, events and sessions on SQLite (ports/run-reads.ts), each under the store's file-identity check (the connection's read).
+ * Reads of runs, journals, waits, holds, events and sessions on SQLite (ports/run-reads.ts), each
+ * under the store's file-identity check (the connection's read).
  */
 import type { RunReads } from "../ports/run-reads.js";
 import type {

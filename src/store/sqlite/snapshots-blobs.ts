@@ -1,5 +1,6 @@
 /**
- * Workspace snapshots and content-addressed blobs on SQLite (ports/snapshots-blobs.ts). A delete goes through the connection's `erasing`: its freed bytes are overwritten.
+ * Workspace snapshots and content-addressed blobs on SQLite (ports/snapshots-blobs.ts). A delete
+ * goes through the connection's `erasing`: its freed bytes are overwritten.
  */
 import type { SnapshotsAndBlobs } from "../ports/snapshots-blobs.js";
 import { toSnapshot } from "../rows.js";

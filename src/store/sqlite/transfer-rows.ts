@@ -1,5 +1,6 @@
 /**
- * A store's rows, table by table in key order, for export and import on SQLite (ports/transfer-rows.ts).
+ * A store's rows, table by table in key order, for export and import on SQLite (ports/transfer-
+ * rows.ts).
  */
 import type { TransferRows } from "../ports/transfer-rows.js";
 import type { SqliteConnection } from "./connection.js";
