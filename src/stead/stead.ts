@@ -136,7 +136,6 @@ export interface EncryptionOptions {
   allowReadableKeyFile?: boolean;
 }
 
-/** The keys an instance may open its store with: the one given, else the environment's; and the key directory. */
 let warnedNewStead = false;
 
 /** `new Stead()` is kept for one release: it lacks the agent's tool-approval rules that createStead gives. */
@@ -149,6 +148,7 @@ function warnNewStead(): void {
   });
 }
 
+/** The keys an instance may open its store with: the one given, else the environment's; and the key directory. */
 export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
   const fileOptions = options?.allowReadableKeyFile === undefined ? {} : { allowReadable: options.allowReadableKeyFile };
   const given = typeof options?.key === "string" ? keyFileProvider(options.key, fileOptions) : (options?.key ?? keyFromEnv(process.env, fileOptions));
