@@ -1,4 +1,4 @@
-import { redactTokens } from "./redact.js";
+import { redactTokens } from "./redaction/redact.js";
 import { describeThrown } from "./thrown.js";
 
 /** How the `stead` command ends on an error with this code (see cli/exit-codes.ts for the numbers). */

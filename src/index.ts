@@ -10,7 +10,7 @@ export { createStead } from "./stead/create-stead.js";
 export { Stead } from "./stead/stead.js";
 export type { SteadOptions, StartOptions, FollowOptions, EncryptionOptions } from "./stead/stead.js";
 export { createKeyFile, envKeyProvider, keyFileProvider, localKey, type KeyProvider } from "./store/encryption/key-providers.js";
-export type { RedactionOptions } from "./redactor.js";
+export type { RedactionOptions } from "./redaction/redactor.js";
 export { workflow, isDefinition } from "./engine/definition.js";
 export type { WorkflowDefinition, WorkflowOptions, AnyDefinition } from "./engine/definition.js";
 export type { WorkflowContext, StepOptions, StepInfo, ReconcileResult, ApprovalDecision, Recovery, DeclaredInput, InputIssue } from "./engine/context-types.js";

@@ -5,7 +5,7 @@
  * Whatever it says, an access token in it is redacted (redact.ts): descriptions reach the journal,
  * the terminal and the server's responses.
  */
-import { redactTokens } from "./redact.js";
+import { redactTokens } from "./redaction/redact.js";
 
 export interface ThrownDescription {
   /** An Error's `name`; "Error" for anything else, or when the name cannot be read. */

@@ -34,11 +34,11 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   client: [],
 };
 
-/** src/errors.ts, src/thrown.ts and src/redact.ts are below everything; the package entries (stead, stead/conformance) above everything. */
-const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "redact.ts": "shared", "redactor.ts": "shared", "secret-patterns.ts": "shared", "stream-redactor.ts": "shared", "secret-scan.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
+/** src/errors.ts and src/thrown.ts are below everything; the package entries (stead, stead/conformance) above everything. */
+const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
 
-/** Folders whose layer is not their name. */
-const FOLDERS: Record<string, Layer> = { stead: "root" };
+/** Folders whose layer is not their name: src/redaction/ (secret shapes, the redactor, the stream redactor) is below everything, as errors.ts is. */
+const FOLDERS: Record<string, Layer> = { stead: "root", redaction: "shared" };
 
 function layerOf(file: string): Layer | undefined {
   const [first, ...rest] = file.split("/");

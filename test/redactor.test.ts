@@ -5,7 +5,7 @@
  * resembles a shape is left alone.
  */
 import { describe, expect, it } from "vitest";
-import { Redactor } from "../src/redactor.js";
+import { Redactor } from "../src/redaction/redactor.js";
 
 const KEYS: Record<string, string> = {
   "api-key": "sk-live-0123456789abcdefghijklmn",

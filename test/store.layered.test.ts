@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Redactor } from "../src/redactor.js";
+import { Redactor } from "../src/redaction/redactor.js";
 import { describeStoreConformance, type StoreFactory } from "../src/store/conformance/index.js";
 import { encryptingStore } from "../src/store/encryption/encrypting-store.js";
 import { localKey } from "../src/store/encryption/key-providers.js";

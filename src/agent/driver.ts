@@ -1,7 +1,7 @@
 import type { Recovery, StepInfo } from "../engine/context-types.js";
 import type { EngineStepOptions } from "../engine/port.js";
 import type { EventWrite } from "../store/types.js";
-import type { StreamRedaction } from "../stream-redactor.js";
+import type { StreamRedaction } from "../redaction/stream-redactor.js";
 
 /**
  * What the agent loop runs on. Live: a Stead execution (every call journaled). History: the

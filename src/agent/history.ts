@@ -2,7 +2,7 @@ import type { LanguageModelV3Message } from "@ai-sdk/provider";
 import { StepFailedError } from "../errors.js";
 import { decodeError, decodePayload } from "../engine/payload.js";
 import type { RunRow, StepRow } from "../store/types.js";
-import { UNREDACTED_STREAM } from "../stream-redactor.js";
+import { UNREDACTED_STREAM } from "../redaction/stream-redactor.js";
 import type { AgentDefinition, AgentInput } from "./definition-types.js";
 import { JournalEnd, type LoopDriver } from "./driver.js";
 import { agentLoop, closeTranscript, newTranscript } from "./loop.js";

@@ -8,8 +8,8 @@ import { turnHistory } from "./history.js";
 import { agentLoop, newTranscript } from "./loop.js";
 import type { ModelResponse } from "./messages.js";
 import { promptOf } from "./prompt.js";
-import { Redactor } from "../redactor.js";
-import { StreamRedactor } from "../stream-redactor.js";
+import { Redactor } from "../redaction/redactor.js";
+import { StreamRedactor } from "../redaction/stream-redactor.js";
 
 /** The body of every agent definition: the loop on a live execution, through its engine port. */
 export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input: AgentInput, x: EnginePort): Promise<AgentOutput> {

@@ -17,7 +17,7 @@ import { registerWorkspace } from "./commands/workspace.js";
 import { EXIT, EXIT_CODE_HELP } from "./exit-codes.js";
 import { oneLine, reportError } from "./report-error.js";
 import { errorPrefix } from "./colour.js";
-import { redactTokens } from "../redact.js";
+import { redactTokens } from "../redaction/redact.js";
 
 /** From package.json, two levels up from both src/cli and dist/cli. */
 function version(): string {

@@ -2,7 +2,7 @@ import { CommanderError } from "commander";
 import { CliExit, EXIT, exitFor } from "./exit-codes.js";
 import { describeThrown } from "../thrown.js";
 import { errorPrefix } from "./colour.js";
-import { redactTokens } from "../redact.js";
+import { redactTokens } from "../redaction/redact.js";
 import { printable } from "./format.js";
 
 /**

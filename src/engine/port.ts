@@ -1,4 +1,4 @@
-import type { StreamRedaction } from "../stream-redactor.js";
+import type { StreamRedaction } from "../redaction/stream-redactor.js";
 import type { EventWrite, RunRow, StepKind, StepRow } from "../store/types.js";
 import type { AnyDefinition, Recovery, StepInfo, StepOptions, WorkflowContext, WorkflowDefinition } from "./context-types.js";
 

@@ -7,7 +7,7 @@ import { redactingStore } from "../store/redacting-store.js";
 import { controlStore, type ControlStore } from "./control-store.js";
 import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
-import { Redactor, type RedactionOptions } from "../redactor.js";
+import { Redactor, type RedactionOptions } from "../redaction/redactor.js";
 import { childRuns } from "../store/run-sets.js";
 import type { EraseReport, ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";

@@ -9,7 +9,7 @@
  * Invariant: fields are rewritten in place, in the objects the caller passed. The engine relies on
  * it: a step's caller gets the written step's output as stored, so replay sees what live code saw.
  */
-import type { Redactor } from "../redactor.js";
+import type { Redactor } from "../redaction/redactor.js";
 import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
 
 import { argsDigestOf } from "./args-digest.js";

@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { SteadError } from "../errors.js";
-import { redactTokens } from "../redact.js";
-import type { Redactor } from "../redactor.js";
-import { StreamRedactor, UNREDACTED_STREAM } from "../stream-redactor.js";
+import { redactTokens } from "../redaction/redact.js";
+import type { Redactor } from "../redaction/redactor.js";
+import { StreamRedactor, UNREDACTED_STREAM } from "../redaction/stream-redactor.js";
 import { deleteFinishedRuns, retentionAge, type RunRetentionOptions } from "../engine/retention.js";
 import { readSecret } from "../engine/execution/secrets.js";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";

@@ -9,9 +9,9 @@
  * shows as this file's timeout, far from any machine's noise.
  */
 import { describe, expect, it } from "vitest";
-import { Redactor } from "../../src/redactor.js";
-import { SECRET_PATTERNS } from "../../src/secret-patterns.js";
-import { StreamRedactor } from "../../src/stream-redactor.js";
+import { Redactor } from "../../src/redaction/redactor.js";
+import { SECRET_PATTERNS } from "../../src/redaction/secret-patterns.js";
+import { StreamRedactor } from "../../src/redaction/stream-redactor.js";
 
 const MIB = 1024 * 1024;
 const r = Redactor.from({ secrets: ["hunter2hunter2"] });

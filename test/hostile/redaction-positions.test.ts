@@ -10,7 +10,7 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { workflow } from "../../src/index.js";
-import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/secret-patterns.js";
+import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/redaction/secret-patterns.js";
 import { onStore, STORE_KINDS, type OnStore, storeText } from "../helpers/both-stores.js";
 import { FAST_WORKER } from "../helpers/temp-store.js";
 

@@ -6,8 +6,8 @@
  * redaction-positions.test.ts, and split at every offset in streamed-secret.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { Redactor } from "../../src/redactor.js";
-import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/secret-patterns.js";
+import { Redactor } from "../../src/redaction/redactor.js";
+import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/redaction/secret-patterns.js";
 
 const r = Redactor.from();
 

@@ -8,9 +8,9 @@
  * window, across piece boundaries). A tail longer than the limit is redacted whole.
  */
 import { describe, expect, it } from "vitest";
-import { Redactor } from "../../src/redactor.js";
-import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/secret-patterns.js";
-import { STREAM_HOLD_LIMIT, StreamRedactor } from "../../src/stream-redactor.js";
+import { Redactor } from "../../src/redaction/redactor.js";
+import { ORDINARY_TEXT, SECRET_PATTERNS } from "../../src/redaction/secret-patterns.js";
+import { STREAM_HOLD_LIMIT, StreamRedactor } from "../../src/redaction/stream-redactor.js";
 
 const CONFIGURED = "correct horse battery staple 42";
 const VIA_CTX = "ctx-secret-value-b81d2e90";

@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { act, defaultBy, example, openStead } from "../context.js";
-import { redactTokens } from "../../redact.js";
+import { redactTokens } from "../../redaction/redact.js";
 
 const say = (line: string) => process.stderr.write(redactTokens(`stead mcp: ${line}\n`));
 

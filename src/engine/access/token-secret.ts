@@ -19,7 +19,7 @@
  * the store did to find the row.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { TOKEN_BODY_LENGTH, TOKEN_PREFIX } from "../../redact.js";
+import { TOKEN_BODY_LENGTH, TOKEN_PREFIX } from "../../redaction/redact.js";
 
 const SECRET_BYTES = 32;
 const BODY = new RegExp(`^[A-Za-z0-9_-]{${TOKEN_BODY_LENGTH}}$`);

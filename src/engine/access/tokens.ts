@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { SteadError } from "../../errors.js";
-import { holdsToken } from "../../redact.js";
+import { holdsToken } from "../../redaction/redact.js";
 import type { TokenRecord, TokenStore } from "../../store/types.js";
 import type { Replayable } from "../idempotency.js";
 import { idExcerpt } from "../ids.js";

@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { StreamRedaction } from "../../stream-redactor.js";
+import type { StreamRedaction } from "../../redaction/stream-redactor.js";
 import type { EventWrite, RunRow, Store } from "../../store/types.js";
 import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
 import type { WorkflowDefinition } from "../definition.js";

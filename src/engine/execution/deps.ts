@@ -1,4 +1,4 @@
-import type { StreamRedaction } from "../../stream-redactor.js";
+import type { StreamRedaction } from "../../redaction/stream-redactor.js";
 import type { Owner, Store, Unit, UnitResult } from "../../store/types.js";
 import type { WorkspaceOptions } from "../run-workspace.js";
 

@@ -5,7 +5,7 @@ import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
 import { envSecret } from "./secrets.js";
-import { UNREDACTED_STREAM } from "../../stream-redactor.js";
+import { UNREDACTED_STREAM } from "../../redaction/stream-redactor.js";
 import { checkedInput } from "../input-schema.js";
 import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";

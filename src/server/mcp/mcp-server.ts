@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { redactTokens } from "../../redact.js";
+import { redactTokens } from "../../redaction/redact.js";
 import type { Stead } from "../../stead/stead.js";
 import type { McpCaller } from "./caller.js";
 import { envelope, refusalOf, toolError } from "./refusal.js";

@@ -8,8 +8,8 @@
  * in its JSON-escaped form) and plain strings (inside event data). Redacting redacted text changes
  * nothing.
  */
-import { SteadError } from "./errors.js";
-import { CUT_MARK } from "./thrown.js";
+import { SteadError } from "../errors.js";
+import { CUT_MARK } from "../thrown.js";
 import { SECRET_PATTERNS } from "./secret-patterns.js";
 import { matchesOf, openTail, shapeSpans } from "./secret-scan.js";
 
