@@ -4,7 +4,7 @@
  * the layers as on the bare store; the three concerns left out differ by design and say why.
  */
 import { randomBytes } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Redactor } from "../src/redaction/redactor.js";
 import { describeStoreConformance, type StoreFactory } from "../src/store/conformance/index.js";
 import { encryptingStore } from "../src/store/encryption/encrypting-store.js";
@@ -17,6 +17,7 @@ import { tempDir, tempStorePath } from "./helpers/temp-store.js";
 
 const key = randomBytes(32);
 const keyDir = tempDir("stead-layered-keys-");
+afterAll(() => keyDir.remove());
 const chain = () => keyChainFor({ key: localKey(key, "the test's key"), keyDir: keyDir.dir });
 
 /** A layered store over the SQLite file at `path`, as createStead composes it. */
