@@ -3,6 +3,7 @@
  * no files import each other in a circle. Type-only imports count for both: a type is part of a
  * layer's API, and a circle made only of types still says a type lives in the wrong file.
  */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cycles, importGraph, type ImportEdge } from "./helpers/import-graph.js";
@@ -149,5 +150,27 @@ describe("architecture", () => {
     expect(cycles(files, edges)).toEqual([["engine/b.ts", "store/a.ts"]]);
     expect(cycles(files, edges.filter((e) => !e.typeOnly))).toEqual([]);
     expect(MAY_IMPORT.store.includes(layerOf("engine/b.ts") as Layer)).toBe(false);
+  });
+});
+
+describe("docs/ARCHITECTURE.md's folder list", () => {
+  /** The layout block: from the first line naming a folder of src/ to src/index.ts's line. */
+  const text = readFileSync(join(ROOT, "docs", "ARCHITECTURE.md"), "utf8");
+  const block = text.slice(text.indexOf("\nsrc/"), text.indexOf("\nsrc/index.ts"));
+  const named = [...block.matchAll(/^src\/([\w-]+(?:\/[\w-]+)*)\//gm)].map((m) => m[1]);
+  const folders = (dir: string): string[] =>
+    readdirSync(join(ROOT, "src", dir), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => (dir ? `${dir}/${e.name}` : e.name));
+
+  it("names every folder of src/ at its line's start, and none that is gone", () => {
+    expect(named.length).toBeGreaterThan(5);
+    expect(folders("").filter((f) => !named.includes(f))).toEqual([]);
+    expect(named.filter((f) => f !== undefined && !existsSync(join(ROOT, "src", f)))).toEqual([]);
+  });
+
+  it("mentions each folder one level down as `name/` in the layout", () => {
+    const nested = folders("").flatMap((f) => folders(f));
+    expect(nested.filter((f) => !block.includes(`${f.split("/")[1] ?? ""}/`))).toEqual([]);
   });
 });
