@@ -25,8 +25,8 @@ export type { RunListFilter, RunListQuery, RunListPage, RunActivityView, RunSort
 export type { ExecutionOutcome } from "./engine/execution/index.js";
 export { HOLD_CHOICES } from "./engine/holds.js";
 export type { ReleaseChoice } from "./engine/holds.js";
-export type { ReleaseOptions, Decision } from "./engine/admin.js";
-export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult, StartByNameResult } from "./engine/admin.js";
+export type { ReleaseOptions, Decision } from "./engine/control/index.js";
+export type { DecisionResult, SignalResult, PauseResult, CancelResult, ResumeResult, RetryResult, ForkResult, StartByNameResult } from "./engine/control/index.js";
 export type { ControlOptions } from "./engine/control-options.js";
 export type { Replayable } from "./engine/idempotency.js";
 export { agent, LOOP_VERSION } from "./agent/definition.js";

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { SteadError } from "../errors.js";
 import { DEFINITION_NAME } from "../engine/definition.js";
-import type { StartByNameResult } from "../engine/admin.js";
+import type { StartByNameResult } from "../engine/control/index.js";
 import type { Replayable } from "../engine/idempotency.js";
 import type { Stead } from "../stead/stead.js";
 

@@ -17,7 +17,7 @@ import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
 import type { StorageReport } from "../worker/storage-guard.js";
-import type * as admin from "../engine/admin.js";
+import type * as verbs from "../engine/control/index.js";
 import { requireRun } from "../engine/control/common.js";
 import { control } from "../engine/control/lazy.js";
 import { transcriptModule, whyModule } from "./lazy-reads.js";
@@ -238,12 +238,12 @@ export class Stead {
   }
 
   /** The key option of a control call, checked; undefined without a key. */
-  keyOption(options: { idempotencyKey?: string | undefined } | undefined): admin.KeyOption | undefined {
+  keyOption(options: { idempotencyKey?: string | undefined } | undefined): verbs.KeyOption | undefined {
     return options?.idempotencyKey === undefined ? undefined : { key: checkKey(options.idempotencyKey), ttlMs: this.idempotencyTtlMs };
   }
 
   /** A control verb's call: this instance's control store, limit and decision rules, with the caller's `by` and idempotency key (checked). */
-  private call(options: ControlOptions & { by?: string | null | undefined }): admin.ControlCall<ControlStore["store"]> {
+  private call(options: ControlOptions & { by?: string | null | undefined }): verbs.ControlCall<ControlStore["store"]> {
     return { store: this.control, by: options.by ?? null, key: this.keyOption(options), limit: this.payloadLimit, rules: this.decisions };
   }
 
@@ -311,7 +311,7 @@ export class Stead {
    * checked against the JSON Schema its workers announced. A name no worker ever announced is
    * refused; one no live worker serves now is started, and waits (`served: false`).
    */
-  async startByName(name: string, input: unknown, options: StartOptions = {}): Promise<Replayable<admin.StartByNameResult>> {
+  async startByName(name: string, input: unknown, options: StartOptions = {}): Promise<Replayable<verbs.StartByNameResult>> {
     const key = this.keyOption(options);
     return (await control()).startByName(this.store, name, input, { id: options.id, workspace: options.workspace, by: options.by, key, payloadLimit: this.payloadLimit, ready: () => this.ready() });
   }
@@ -559,27 +559,27 @@ export class Stead {
   }
 
   /** Approves what a run waits for. The same decision again succeeds (`already`); another is refused naming the first. */
-  async approve(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
+  async approve(runId: string, name: string, d: verbs.Decision & ControlOptions = {}): Promise<Replayable<verbs.DecisionResult>> {
     const call = this.call(d);
     await this.ready();
     return (await control()).decide(call, runId, name, true, d);
   }
 
-  async deny(runId: string, name: string, d: admin.Decision & ControlOptions = {}): Promise<Replayable<admin.DecisionResult>> {
+  async deny(runId: string, name: string, d: verbs.Decision & ControlOptions = {}): Promise<Replayable<verbs.DecisionResult>> {
     const call = this.call(d);
     await this.ready();
     return (await control()).decide(call, runId, name, false, d);
   }
 
   /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
-  async signal(runId: string, name: string, payload: unknown, options: ControlOptions | string | null = null): Promise<Replayable<admin.SignalResult>> {
+  async signal(runId: string, name: string, payload: unknown, options: ControlOptions | string | null = null): Promise<Replayable<verbs.SignalResult>> {
     const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
     const call = this.call(o);
     await this.ready();
     return (await control()).signal(call, runId, name, payload);
   }
 
-  async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.PauseResult>> {
+  async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<verbs.PauseResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).pause(call, runId);
@@ -589,7 +589,7 @@ export class Stead {
    * Resumes a paused run, or a cancelled one from its last completed step (with the children its
    * cancellation ended); with `acceptChange`, releases a `definition_changed` hold by accepting the new code.
    */
-  async resume(runId: string, options: { acceptChange?: boolean } & ControlOptions = {}): Promise<Replayable<admin.ResumeResult>> {
+  async resume(runId: string, options: { acceptChange?: boolean } & ControlOptions = {}): Promise<Replayable<verbs.ResumeResult>> {
     const call = this.call(options);
     await this.ready();
     if (options.acceptChange) {
@@ -600,26 +600,26 @@ export class Stead {
   }
 
   /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
-  async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<admin.RetryResult>> {
+  async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<verbs.RetryResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).retry(call, runId);
   }
 
-  async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<admin.CancelResult>> {
+  async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<verbs.CancelResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).cancel(call, runId, options.reason ?? null);
   }
 
-  async release(runId: string, hold: string | undefined, options: admin.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
+  async release(runId: string, hold: string | undefined, options: verbs.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
     const call = this.call(options);
     await this.ready();
     const r = await (await control()).release(call, runId, hold, options);
     return { ...holdView(r), already: r.already };
   }
 
-  async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<admin.ForkResult>> {
+  async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<verbs.ForkResult>> {
     if (options.id !== undefined) checkChosenRunId(options.id);
     const call = this.call(options);
     await this.ready();
