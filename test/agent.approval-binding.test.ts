@@ -30,8 +30,10 @@ it("a decision made for another call is not applied: approval.stale, and the cal
   // A decision recorded for a different call (another amount): as a stale API client might send it.
   const other = callFingerprint("pay", { cents: 50_000 });
   expect(other).not.toBe(callFingerprint("pay", { cents: 500 }));
+  const wait = (await stead.store.waits(run.id)).find((w) => w.name === "approve:c1");
+  if (!wait) throw new Error("no approve:c1 wait");
   const [r] = await stead.store.commit([
-    resolveWaitUnit(run.id, "approve:c1", JSON.stringify({ approved: true, by: "mallory", reason: null, at: Date.now(), fingerprint: other }), "mallory", {
+    resolveWaitUnit(run.id, wait, JSON.stringify({ approved: true, by: "mallory", reason: null, at: Date.now(), fingerprint: other }), "mallory", {
       type: "approval.approved",
       data: { wait: "approve:c1" },
     }),

@@ -144,6 +144,20 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     expect(readFileSync(join(target, "notes.txt"), "utf8")).toBe(FILE_TEXT);
   }, 90_000);
 
+  it("seals a wait's answer at the journal position its resolver names, and refuses one that names none, changing nothing", async () => {
+    const { s } = await encrypted("enc-answer-position");
+    const store = s.stead.store;
+    await store.createRun({ id: "r1", definition: "d", module: null, fingerprint: null, input: "null", createdAt: Date.now() }, []);
+    const open = { kind: "approval" as const, status: "waiting" as const, attempt: 1, startedAt: Date.now() };
+    expect((await store.commit([[{ runId: "r1", steps: [{ seq: 3, stepId: "ok", ...open }], waits: [{ name: "ok", kind: "approval", seq: 3 }] }]]))[0]).toMatchObject({ ok: true });
+    const unplaced = await caught(() => store.commit([[{ runId: "r1", resolveWaits: [{ name: "ok", status: "resolved", result: "true" }] }]]));
+    expect(unplaced).toMatchObject({ code: "STEAD_INTERNAL", message: expect.stringContaining('wait "ok" of run r1 names no journal position') as string });
+    expect((await store.waits("r1"))[0]).toMatchObject({ status: "open", result: null });
+    expect((await store.commit([[{ runId: "r1", resolveWaits: [{ name: "ok", seq: 3, status: "resolved", result: "true" }] }]]))[0]).toMatchObject({ ok: true });
+    expect((await store.journal("r1")).map((j) => [j.seq, j.status, j.output])).toEqual([[3, "completed", "true"]]);
+    expect(String((await s.rows("SELECT result FROM waits WHERE run_id = ?", "r1"))[0]?.result)).not.toBe("true");
+  });
+
   it("refuses to open without its key, or with another key under its name, changing nothing", async () => {
     const { s, dir } = await encrypted("enc-refuse");
     await runBoth(s, tempDir("enc-ws3").dir);

@@ -7,7 +7,7 @@ import type { Mutation } from "../store/types.js";
  */
 export function resolveWaitUnit(
   runId: string,
-  name: string,
+  wait: { name: string; seq: number },
   result: string,
   by: string | null,
   event: { type: string; data: Record<string, unknown> },
@@ -17,10 +17,10 @@ export function resolveWaitUnit(
     {
       runId,
       optional,
-      expect: { openWait: name },
-      resolveWaits: [{ name, status: "resolved", result, by }],
+      expect: { openWait: wait.name },
+      resolveWaits: [{ name: wait.name, seq: wait.seq, status: "resolved", result, by }],
       events: [event],
     },
-    { runId, optional: true, expect: { status: ["waiting"] }, run: { status: "pending" }, events: [{ type: "run.runnable", data: { after: name } }] },
+    { runId, optional: true, expect: { status: ["waiting"] }, run: { status: "pending" }, events: [{ type: "run.runnable", data: { after: wait.name } }] },
   ];
 }

@@ -205,6 +205,13 @@ export interface WaitOpen {
 /** Resolving a wait also completes its journal step (at the wait's `seq`) with `result` as output. */
 export interface WaitResolve {
   name: string;
+  /**
+   * The wait's journal position, named by whoever resolves it (it read the wait): resolving with a
+   * result completes the step at this position with the result as its output, and a layer that
+   * binds a step's output to its position (sealing) binds it here. Such a layer refuses a result
+   * without one rather than guess where it lands.
+   */
+  seq?: number;
   status: "resolved" | "cancelled";
   result?: string | null;
   by?: string | null;

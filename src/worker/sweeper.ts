@@ -11,7 +11,7 @@ export async function wakeDueTimers(store: ClaimsAndLeases & Commits & RunReads,
   const due = (await store.dueTimers(now, limit)).filter((w) => !w.damaged);
   if (due.length === 0) return 0;
   const units = due.map((w) =>
-    resolveWaitUnit(w.runId, w.name, JSON.stringify({ wakeAt: w.wakeAt, firedAt: now }), w.kind, {
+    resolveWaitUnit(w.runId, w, JSON.stringify({ wakeAt: w.wakeAt, firedAt: now }), w.kind, {
       type: "wait.resolved",
       data: { wait: w.name, kind: w.kind, wakeAt: w.wakeAt },
     }),

@@ -118,7 +118,7 @@ export async function decide(call: ControlCall<Commits & IdempotencyKeys & RunRe
     const own = rules.check({ runId, name, request: wait.request, approved, fields });
     const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...own.recorded }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
     const outcome: DecisionResult = { runId, wait: name, approved, by: d.by ?? null, at };
-    const unit = resolveWaitUnit(runId, name, result, d.by ?? null, {
+    const unit = resolveWaitUnit(runId, wait, result, d.by ?? null, {
       type: approved ? "approval.approved" : "approval.denied",
       data: { wait: name, by: d.by ?? null, reason: d.reason ?? null, ...own.event },
     });
@@ -159,7 +159,7 @@ export async function signal(call: ControlCall<Commits & IdempotencyKeys & RunRe
     if (!wait || wait.status !== "open" || wait.kind !== "signal") throw await notWaiting(store, runId, name, "signal", waits);
     const result = encodePayload(payload, `signal "${name}"`, limit, { runId, stepId: name }) ?? "null";
     const outcome: SignalResult = { runId, wait: name, by, at: Date.now() };
-    const unit = resolveWaitUnit(runId, name, result, by, { type: "signal.received", data: { wait: name, by } });
+    const unit = resolveWaitUnit(runId, wait, result, by, { type: "signal.received", data: { wait: name, by } });
     if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);
     const r = await commitOne(store, unit);
     if (!r.ok) {

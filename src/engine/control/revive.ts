@@ -156,7 +156,7 @@ async function resumeCancelled(store: Commits & IdempotencyKeys & RunReads & Sna
       const child = w.kind === "child" ? childOf(w.request) : undefined;
       const ended = child && !inTree.has(child) ? await store.getRun(child) : undefined;
       if (ended && TERMINAL_STATUSES.includes(ended.status)) {
-        resolve.push({ name: w.name, status: "resolved", result: JSON.stringify(childResult(ended)), by: "stead" });
+        resolve.push({ name: w.name, seq: w.seq, status: "resolved", result: JSON.stringify(childResult(ended)), by: "stead" });
       } else reopen.push(w.name);
     }
     const held = (await store.holds({ runId: r.id, status: "open" })).length > 0;

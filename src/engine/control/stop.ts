@@ -82,7 +82,7 @@ export async function cancel(call: ControlCall<Commits & IdempotencyKeys & RunRe
       cancelled.push(r.id);
     }
     if (root.parentId && root.parentStepId) {
-      unit.push(...resolveParent(root.parentId, root.parentStepId, root.id, { status: "cancelled", error: JSON.parse(error) as unknown }));
+      unit.push(...(await resolveParent(store, root.parentId, root.parentStepId, root.id, { status: "cancelled", error: JSON.parse(error) as unknown })));
     }
     const outcome: CancelResult = { runId, cancelled, by, at: Date.now() };
     if (unit[0] && keyWrite) unit[0].idempotency = keyWrite(outcome);

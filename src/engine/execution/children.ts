@@ -1,5 +1,5 @@
 import { SteadError } from "../../errors.js";
-import type { Mutation, RunRow, Store, WaitOpen } from "../../store/types.js";
+import type { Mutation, RunReads, RunRow, Store, WaitOpen } from "../../store/types.js";
 import type { WorkflowDefinition } from "../definition.js";
 import { childRunId } from "../ids.js";
 import { encodePayload } from "../payload.js";
@@ -67,18 +67,23 @@ export function childOutcome<O>(runId: string, id: string, r: ChildResult<O>): O
   });
 }
 
-/** The mutations, in a child's final write, that tell its parent (if any) how it ended. */
-export function parentWake(run: RunRow, result: Record<string, unknown>): Mutation[] {
+/**
+ * The mutations, in a child's final write, that tell its parent (if any) how it ended. The parent's
+ * wait is read for its journal position: the answer names where it lands (see WaitResolve.seq).
+ */
+export async function parentWake(store: Pick<RunReads, "waits">, run: RunRow, result: Record<string, unknown>): Promise<Mutation[]> {
   const { parentId, parentStepId } = run;
   if (!parentId || !parentStepId) return [];
-  return resolveParent(parentId, parentStepId, run.id, result);
+  return resolveParent(store, parentId, parentStepId, run.id, result);
 }
 
-/** Mutations that tell a parent waiting on `childId` how it ended (optional: the parent may be gone). */
-export function resolveParent(parentId: string, parentStepId: string, childId: string, result: Record<string, unknown>): Mutation[] {
+/** Mutations that tell a parent waiting on `childId` how it ended (optional: the parent, or its wait, may be gone). */
+export async function resolveParent(store: Pick<RunReads, "waits">, parentId: string, parentStepId: string, childId: string, result: Record<string, unknown>): Promise<Mutation[]> {
+  const wait = (await store.waits(parentId)).find((w) => w.name === parentStepId);
+  if (!wait) return [];
   return resolveWaitUnit(
     parentId,
-    parentStepId,
+    wait,
     JSON.stringify(result),
     `run:${childId}`,
     { type: "wait.resolved", data: { wait: parentStepId, kind: "child", child: childId, status: result.status } },

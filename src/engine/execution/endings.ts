@@ -13,8 +13,8 @@ export interface EndingParts {
   payloadLimit: number;
   cursor: JournalCursor;
   writer: FencedWriter;
-  /** Reads only: whether a new child's id is held already. */
-  store: Pick<Store, "getRun">;
+  /** Reads only: whether a new child's id is held already; where the parent's wait for this run lies. */
+  store: Pick<Store, "getRun" | "waits">;
   /** What to store as the run's output instead of the returned value (EnginePort.storeOutputAs). */
   storedOutput(): { value: unknown } | undefined;
 }
@@ -70,14 +70,14 @@ async function complete(result: CodeResult, x: EndingParts): Promise<ExecutionOu
   if (error === undefined) {
     await x.writer.write(
       { run: { status: "completed", output, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
-      parentWake(x.run, { status: "completed", output: decodePayload(full) }),
+      await parentWake(x.store, x.run, { status: "completed", output: decodePayload(full) }),
     );
     return { kind: "completed" };
   }
   const rec = errorRecord(error);
   await x.writer.write(
     { run: { status: "failed", error: encodeError(error), releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.failed", data: { error: rec.message, code: rec.code ?? null, ...(rec.fix ? { fix: rec.fix } : {}) } }] },
-    parentWake(x.run, { status: "failed", error: rec }),
+    await parentWake(x.store, x.run, { status: "failed", error: rec }),
   );
   return { kind: "failed", error: rec.message };
 }

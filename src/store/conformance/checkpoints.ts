@@ -59,7 +59,7 @@ export function describeCheckpoints(api: ConformanceTestApi, h: Harness): void {
       expect(await checkpoints("p.kid")).toEqual([[0, "completed", cp("k0")]]);
 
       await commitOne(store, [{ runId: "p", steps: [step(0, "ok", { kind: "approval", status: "waiting", output: null, completedAt: null, checkpoint: cp("w0") })], waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
-      expect(await commitOne(store, [{ runId: "p", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", status: "resolved", result: "true" }] }])).toMatchObject({ ok: true });
+      expect(await commitOne(store, [{ runId: "p", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", seq: 0, status: "resolved", result: "true" }] }])).toMatchObject({ ok: true });
       expect(await checkpoints("p")).toEqual([[0, "completed", cp("w0")]]);
     });
 

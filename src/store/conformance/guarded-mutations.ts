@@ -95,7 +95,7 @@ export function describeGuardedMutations(api: ConformanceTestApi, h: Harness): v
       expect(await commitOne(store, [guarded("before-open")])).toMatchObject({ ok: false, reason: "wait", runId: "r1" });
       await commitOne(store, [{ runId: "r1", waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
       expect(await commitOne(store, [guarded("while-open")])).toMatchObject({ ok: true });
-      await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "ok", status: "resolved", result: "true" }] }]);
+      await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "ok", seq: 0, status: "resolved", result: "true" }] }]);
       expect(await commitOne(store, [guarded("after-resolve")])).toMatchObject({ ok: false, reason: "wait" });
       expect((await store.events({ runId: "r1" })).map((e) => e.type)).toEqual(["run.created", "while-open"]);
     });

@@ -21,7 +21,7 @@ export function describeRetention(api: ConformanceTestApi, h: Harness): void {
           { runId: root, steps: [step(0, "a")], waits: [{ name: "ok", kind: "approval", seq: 1 }], holds: [{ kind: "nondeterminism", reason: "x", details: "{}" }], events: [{ type: "step.completed", data: { step: "a" } }] },
         ]),
       ).toMatchObject({ ok: true });
-      expect(await h.commitOne(h.store, [{ runId: root, expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", status: "resolved", result: "1", by: null }] }])).toMatchObject({ ok: true });
+      expect(await h.commitOne(h.store, [{ runId: root, expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", seq: 1, status: "resolved", result: "1", by: null }] }])).toMatchObject({ ok: true });
       await h.setStatus(`${root}.kid`, "completed");
       await h.setStatus(root, "completed");
     };

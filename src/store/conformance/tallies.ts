@@ -16,7 +16,7 @@ export function describeTallies(api: ConformanceTestApi, h: Harness): void {
       // r-3 waits for an approval and a timer; r-4 waited for a signal that was answered, then was held.
       expect(await h.commitOne(store, [{ runId: "r-3", run: { status: "waiting" }, waits: [{ name: "ok", kind: "approval", seq: 0 }, { name: "nap", kind: "timer", seq: 1, wakeAt: 1 }] }])).toMatchObject({ ok: true });
       expect(await h.commitOne(store, [{ runId: "r-4", run: { status: "waiting" }, waits: [{ name: "go", kind: "signal", seq: 0 }] }])).toMatchObject({ ok: true });
-      expect(await h.commitOne(store, [{ runId: "r-4", expect: { openWait: "go" }, resolveWaits: [{ name: "go", status: "resolved", result: "1", by: null }], run: { status: "held" }, holds: [{ kind: "process_failed", reason: "x", details: "{}" }] }])).toMatchObject({ ok: true });
+      expect(await h.commitOne(store, [{ runId: "r-4", expect: { openWait: "go" }, resolveWaits: [{ name: "go", seq: 0, status: "resolved", result: "1", by: null }], run: { status: "held" }, holds: [{ kind: "process_failed", reason: "x", details: "{}" }] }])).toMatchObject({ ok: true });
       expect(await h.commitOne(store, [{ runId: "r-1", holds: [{ kind: "nondeterminism", reason: "y", details: "{}" }] }])).toMatchObject({ ok: true });
       const [released] = await store.holds({ runId: "r-1" });
       expect(await h.commitOne(store, [{ runId: "r-1", releaseHolds: [{ id: released?.id ?? -1, choice: "retry", by: null }] }])).toMatchObject({ ok: true });

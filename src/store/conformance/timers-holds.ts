@@ -19,7 +19,7 @@ export function describeTimersAndHolds(api: ConformanceTestApi, h: Harness): voi
       const timer = (runId: string, wakeAt: number): Mutation => ({ runId, waits: [{ name: "nap", kind: "timer", seq: 0, wakeAt }] });
       await store.commit([[timer("due1", t - 10)], [timer("due2", t)], [timer("later", t + 60_000)], [timer("resolved", t - 50)]]);
       await commitOne(store, [{ runId: "approval", waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
-      await commitOne(store, [{ runId: "resolved", resolveWaits: [{ name: "nap", status: "resolved", result: "{}" }] }]);
+      await commitOne(store, [{ runId: "resolved", resolveWaits: [{ name: "nap", seq: 0, status: "resolved", result: "{}" }] }]);
       const due = await store.dueTimers(t, 100);
       expect(due.map((w) => w.runId).sort()).toEqual(["due1", "due2"]);
       expect(due.find((w) => w.runId === "due1")).toMatchObject({ name: "nap", kind: "timer", status: "open", wakeAt: t - 10 });
@@ -47,7 +47,7 @@ export function describeTimersAndHolds(api: ConformanceTestApi, h: Harness): voi
       for (const id of ["q-due", "q-later", "q-resolved", "timer-due"]) await created(id);
       const wake = (runId: string, kind: WaitKind, wakeAt: number): Mutation => ({ runId, waits: [{ name: `${kind}-1`, kind, seq: 0, wakeAt }] });
       await store.commit([[wake("q-due", "quota", t - 5)], [wake("q-later", "quota", t + 60_000)], [wake("q-resolved", "quota", t - 50)], [wake("timer-due", "timer", t - 20)]]);
-      await commitOne(store, [{ runId: "q-resolved", resolveWaits: [{ name: "quota-1", status: "resolved", result: "{}" }] }]);
+      await commitOne(store, [{ runId: "q-resolved", resolveWaits: [{ name: "quota-1", seq: 0, status: "resolved", result: "{}" }] }]);
       const due = await store.dueTimers(t, 100);
       expect(due.map((w) => [w.runId, w.kind])).toEqual([
         ["timer-due", "timer"],

@@ -56,7 +56,7 @@ export function describeWakeups(api: ConformanceTestApi, h: Harness): void {
       ]);
       expect(parked).toMatchObject({ ok: true });
       const answered = await h.commitOne(store, [
-        { runId: "r-new", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", status: "resolved", result: "true", by: null }] },
+        { runId: "r-new", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", seq: 0, status: "resolved", result: "true", by: null }] },
         { runId: "r-new", optional: true, expect: { status: ["waiting"] }, run: { status: "pending" } },
       ]);
       expect(answered).toMatchObject({ ok: true });

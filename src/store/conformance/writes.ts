@@ -80,7 +80,7 @@ export function describeWrites(api: ConformanceTestApi, h: Harness): void {
       ]);
       expect(
         await commitOne(store, [
-          { runId: "r1", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", status: "resolved", result: '{"approved":true}', by: "ann" }] },
+          { runId: "r1", expect: { openWait: "ok" }, resolveWaits: [{ name: "ok", seq: 1, status: "resolved", result: '{"approved":true}', by: "ann" }] },
         ]),
       ).toMatchObject({ ok: true });
       const [ok, go] = await store.waits("r1");
@@ -150,7 +150,7 @@ export function describeWrites(api: ConformanceTestApi, h: Harness): void {
       await created("r1");
       await commitOne(store, [{ runId: "r1", steps: [step(0, "ok", { kind: "approval", status: "waiting", output: null, completedAt: null })], waits: [{ name: "ok", kind: "approval", seq: 0 }] }]);
       const answers = [
-        { name: "ok", status: "resolved" as const, result: "1", by: "ann" },
+        { name: "ok", seq: 0, status: "resolved" as const, result: "1", by: "ann" },
         { name: "ok", status: "cancelled" as const, by: "bob" },
       ];
       expect(await commitOne(store, [{ runId: "r1", resolveWaits: answers }])).toMatchObject({ ok: true });
@@ -165,7 +165,7 @@ export function describeWrites(api: ConformanceTestApi, h: Harness): void {
         { name: "done", kind: "signal" as const, seq: 1 },
       ];
       expect(await commitOne(store, [{ runId: "r1", waits }])).toMatchObject({ ok: true });
-      expect(await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "ask", status: "cancelled", by: "ann" }, { name: "done", status: "resolved", result: "1", by: "bob" }] }])).toMatchObject({ ok: true });
+      expect(await commitOne(store, [{ runId: "r1", resolveWaits: [{ name: "ask", status: "cancelled", by: "ann" }, { name: "done", seq: 1, status: "resolved", result: "1", by: "bob" }] }])).toMatchObject({ ok: true });
       expect(await commitOne(store, [{ runId: "r1", reopenWaits: ["ask", "done"] }])).toMatchObject({ ok: true });
       const byName = Object.fromEntries((await store.waits("r1")).map((w) => [w.name, w]));
       expect(byName.ask).toMatchObject({ status: "open", result: null, resolvedAt: null, resolvedBy: null });

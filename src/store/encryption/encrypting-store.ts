@@ -141,19 +141,18 @@ class Sealer {
     return { ...k, summary: this.seal(k.summary, at.idempotency(k.verb, k.scope, k.key, "summary")), result: this.seal(k.result, at.idempotency(k.verb, k.scope, k.key, "result")) };
   }
 
-  /** `waitSeqs`: each resolved wait's journal position (its result is sealed as that step's output). */
-  mutation(m: Mutation, waitSeqs: ReadonlyMap<string, number>): Mutation {
+  mutation(m: Mutation): Mutation {
     const id = m.runId;
     const out: Mutation = { ...m };
     if (m.run) out.run = { ...m.run, output: this.seal(m.run.output, at.run(id, "output")), error: this.seal(m.run.error, at.run(id, "error")) };
     if (m.steps) out.steps = m.steps.map((s) => this.step(id, s));
     if (m.waits) out.waits = m.waits.map((w) => ({ ...w, request: this.seal(w.request, at.waitRequest(id, w.name)) }));
     if (m.resolveWaits) {
+      // A wait's result is sealed as its step's output, bound to the position the resolver names.
       out.resolveWaits = m.resolveWaits.map((w) => {
-        const seq = waitSeqs.get(w.name);
         if (typeof w.result !== "string") return w;
-        // A wait the store does not have resolves nothing: its result is never written.
-        return seq === undefined ? { ...w, result: null } : { ...w, result: this.seal(w.result, at.step(id, seq, "output")) };
+        if (w.seq === undefined) throw unplacedAnswer(id, w.name);
+        return { ...w, result: this.seal(w.result, at.step(id, w.seq, "output")) };
       });
     }
     if (m.holds) out.holds = m.holds.map((h) => ({ ...h, reason: this.seal(h.reason, at.hold(id, h.kind, h.seq, "reason")), details: this.seal(h.details, at.hold(id, h.kind, h.seq, "details")) }));
@@ -271,6 +270,15 @@ export const ENCRYPTION_DECISIONS = {
   finishErase: "no payload",
 } as const satisfies LayerDecisions<Store, "no payload" | "sealed as stored" | "computed">;
 
+/** A bug in the caller, not bad input: every resolver in Stead reads the wait it answers. */
+function unplacedAnswer(runId: string, wait: string): SteadError {
+  return new SteadError("STEAD_INTERNAL", `an answer to wait "${wait}" of run ${runId} names no journal position; an encrypted store binds it to one`, {
+    runId,
+    wait,
+    fix: "name the wait's seq in the resolve (read it with store.waits(runId)); this is a bug in the code that resolved it",
+  });
+}
+
 export function encryptingStore(store: Store, chain: KeyChain, options: { setUp: boolean }): EncryptingStore {
   let ring: Keyring | null = null;
   let sealer: Sealer | null = null;
@@ -286,19 +294,6 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
         throw e;
       },
     ));
-
-  const waitSeqs = async (units: readonly Unit[]): Promise<Map<string, Map<string, number>>> => {
-    const out = new Map<string, Map<string, number>>();
-    for (const unit of units)
-      for (const m of unit) {
-        if (!m.resolveWaits?.some((w) => typeof w.result === "string")) continue;
-        const seqs = out.get(m.runId) ?? new Map<string, number>();
-        for (const w of await store.waits(m.runId)) seqs.set(w.name, w.seq);
-        for (const w of m.waits ?? []) seqs.set(w.name, w.seq);
-        out.set(m.runId, seqs);
-      }
-    return out;
-  };
 
   /** How this store's reads open a value: sealed ones by the keyring; with none, any sealed value is refused. */
   const opener = (): Opener => sealer?.open ?? refuseSealed;
@@ -326,9 +321,8 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
     async commit(units: Unit[], commitOptions?: Parameters<Store["commit"]>[1]) {
       if (!sealer) return store.commit(units, commitOptions);
       const s = sealer;
-      const seqs = await waitSeqs(units);
       return store.commit(
-        units.map((u) => u.map((m) => s.mutation(m, seqs.get(m.runId) ?? new Map()))),
+        units.map((u) => u.map((m) => s.mutation(m))),
         commitOptions,
       );
     },
