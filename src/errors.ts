@@ -177,6 +177,7 @@ export const ERROR_CODES = {
   // Outcomes recorded in a run's error.
   STEAD_STEP_FAILED: { when: "a step threw; the original error's name and code are kept as `originalName` / `originalCode`", action: "fix the cause, then `stead retry <run>`", exit: "refused", http: null },
   STEAD_OUTCOME_UNKNOWN: { when: "an effect's outcome is unknown and a person chose `skip` for it", action: "the step's code decides; check the outside world", exit: "refused", http: null },
+  STEAD_ERROR_OUTCOME: { when: "a step's error recorded as its outcome: an agent's tool error, which the model is told as the call's result", action: "nothing: the agent's loop hands it to the model; a journal shows the step completed with this error", exit: "refused", http: null },
   STEAD_CHILD_FAILED: { when: "a child run failed or was cancelled, and its parent awaited it", action: "see the child's error; retry or resume the child", exit: "refused", http: null },
   STEAD_CANCELLED: { when: "the run was cancelled", action: "`stead resume <run>` brings it back from its last completed step", exit: "refused", http: null },
   STEAD_AGENT_LIMIT: { when: "an agent reached one of its limits (`maxSteps` and the like)", action: "raise the limit in the agent's definition and start the task again, or fork the run under the new definition", exit: "refused", http: null },

@@ -1,6 +1,6 @@
-import { StepFailedError, errorMessage } from "../errors.js";
+import { SteadError, StepFailedError, errorMessage } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
-import { OUTCOME_UNKNOWN } from "../engine/holds.js";
+import { ERROR_OUTCOME, OUTCOME_UNKNOWN } from "../engine/holds.js";
 import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
 import type { AgentDefinition } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
@@ -12,16 +12,13 @@ type Call = Extract<ResponsePart, { type: "tool-call" }>;
 
 /**
  * A tool step's journaled output is the tool's value itself (so a result a person supplies when
- * releasing an ambiguous call, or a reconciled one, reads the same), or this marker for an error
- * the model should see: a tool error is an outcome, not a failed step.
+ * releasing an ambiguous call, or a reconciled one, reads the same). An error the model should see
+ * is the step's error outcome (a completed step with an error: EngineStepOptions.errorOutcome).
+ * Journals written before that hold it as this marker in the output instead: read for ever.
  */
 const TOOL_ERROR = "$steadToolError";
 
-function toolError(message: string): Record<string, string> {
-  return { [TOOL_ERROR]: message };
-}
-
-/** The message of a journaled tool error (see TOOL_ERROR); undefined for a tool value. */
+/** The message of a tool error journaled as the old marker (see TOOL_ERROR); undefined for a tool value. */
 export function asToolError(v: unknown): string | undefined {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
   const m = (v as Record<string, unknown>)[TOOL_ERROR];
@@ -113,29 +110,36 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
                 reconcile({ toolName: call.toolName, toolCallId: call.toolCallId, input }, ctxFor(info)),
             }
           : {}),
-      },
-      async (info) => {
-        try {
-          const value = (await t.run(input, ctxFor(info))) as unknown;
-          const size = jsonSize(value);
-          // Over the ceiling the step could not be stored: the model learns it, the run goes on.
-          if (size > driver.payloadLimit) return toolError(`the result of ${call.toolName} is ${size} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)`);
-          return value;
-        } catch (e) {
-          // The execution ended under the tool: its abort is not the tool's outcome (the engine drops it).
-          if (driver.signal.aborted) throw e;
+        errorOutcome: (e, where) => {
+          if (where === "storing") {
+            // Over the ceiling the value could not be stored: the model learns it, the run goes on.
+            // Too deep or not JSON is the tool's own bug: the step fails.
+            if (!(e instanceof SteadError) || e.code !== "STEAD_PAYLOAD_TOO_LARGE") return undefined;
+            return `the result of ${call.toolName} is ${String(e.details.bytes)} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)`;
+          }
           const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
-          if (fatal) throw e;
-          return toolError(errorMessage(e));
-        }
+          return fatal ? undefined : errorMessage(e);
+        },
       },
+      (info) => t.run(input, ctxFor(info)) as unknown,
     );
-    const failed = asToolError(out);
-    return result(failed === undefined ? valueOutput(out) : errorOutput(failed));
+    return result(journaled(out));
   } catch (e) {
-    if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return result(errorOutput(INTERRUPTED_RESULT));
-    throw e;
+    return result(failedCall(e));
   }
+}
+
+/** A tool step's value as the model's result: a value, or an error journaled as the old marker. */
+function journaled(out: unknown): ToolResult["output"] {
+  const failed = asToolError(out);
+  return failed === undefined ? valueOutput(out) : errorOutput(failed);
+}
+
+/** A tool step that threw: its error outcome, or an ambiguous call skipped by a person, is the model's result; anything else ends the loop. */
+function failedCall(e: unknown): ToolResult["output"] {
+  if (e instanceof StepFailedError && e.code === ERROR_OUTCOME.code) return errorOutput(e.message);
+  if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return errorOutput(INTERRUPTED_RESULT);
+  throw e;
 }
 
 /**
@@ -147,12 +151,9 @@ async function fromJournal(driver: LoopDriver, call: Call, key: string, result: 
   const stepId = `tool:${key}`;
   if (driver.recorded?.(stepId)) {
     try {
-      const out = await driver.step<unknown>(stepId, { kind: "tool" }, () => undefined);
-      const failed = asToolError(out);
-      return result(failed === undefined ? valueOutput(out) : errorOutput(failed));
+      return result(journaled(await driver.step<unknown>(stepId, { kind: "tool" }, () => undefined)));
     } catch (e) {
-      if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return result(errorOutput(INTERRUPTED_RESULT));
-      throw e;
+      return result(failedCall(e));
     }
   }
   const wait = `approve:${key}`;
@@ -172,13 +173,5 @@ async function decide(driver: LoopDriver, call: Call, key: string, t: AnyTool, i
     // A decision made for another call (a resumed model asked differently) does not carry over.
     if (d.fingerprint === undefined || d.fingerprint === fingerprint) return d;
     await driver.emit([{ type: "approval.stale", data: { wait: name, decided: d.fingerprint, call: fingerprint } }]);
-  }
-}
-
-function jsonSize(v: unknown): number {
-  try {
-    return Buffer.byteLength(JSON.stringify(v) ?? "null");
-  } catch {
-    return 0;
   }
 }

@@ -147,6 +147,7 @@ function toolEntry(
   const row = byId.get(step);
   if (row) {
     if (row.status === "completed") {
+      if (row.error !== null) return { ...base, approval, status: "error", message: decodeError(row.error).message };
       const value = decodePayload<unknown>(row.output);
       const message = asToolError(value);
       return message === undefined ? { ...base, approval, status: "result", result: value } : { ...base, approval, status: "error", message };

@@ -25,6 +25,13 @@ export const HOLD_CHOICES: Record<HoldKind, readonly HoldChoice[]> = {
   recovery_gap: [{ choice: "retry", effect: "resume the run, accepting the gap" }],
 };
 
+/**
+ * The error record of a step's *error outcome* (EngineStepOptions.errorOutcome): a completed step
+ * with an error, the caller's to handle. Journals written before it hold a tool's error as the
+ * `$steadToolError` marker in the output instead (read by agent/tool-call.ts for ever).
+ */
+export const ERROR_OUTCOME = { name: "ErrorOutcome", code: "STEAD_ERROR_OUTCOME" } as const;
+
 export const OUTCOME_UNKNOWN = {
   name: "OutcomeUnknown",
   code: "STEAD_OUTCOME_UNKNOWN",

@@ -58,6 +58,15 @@ export interface EngineStepOptions<T> extends StepOptions<T> {
    * instead, so a follower learns to read the outcome in their place. A cut-off attempt keeps them.
    */
   compacts?: { type: "model.delta"; marker: (attempt: number) => EventWrite };
+  /**
+   * For a step whose failures can be outcomes (an agent's tool call, whose error the model is
+   * told): given why the step failed — its function threw (`"function"`), or its value cannot be
+   * stored (`"storing"`: too large, too deep, not JSON) — the message to record as the step's
+   * *error outcome*, or undefined to fail the step as any other. An error outcome completes the
+   * step with the message as its error (no output); live and on replay the step throws a
+   * StepFailedError with code ERROR_OUTCOME and that message.
+   */
+  errorOutcome?: (failure: unknown, where: "function" | "storing") => string | undefined;
 }
 
 /** The body of a definition that runs on the engine port. */

@@ -6,6 +6,7 @@ import type { EngineStepOptions } from "../port.js";
 import { decodeError, decodePayload, encodeError, encodePayload } from "../payload.js";
 import type { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";
+import { ERROR_OUTCOME } from "../holds.js";
 import { ambiguousEffect } from "./hold-facts.js";
 import type { HoldFacts, Lifecycle } from "./lifecycle.js";
 import { stepScope } from "./step-scope.js";
@@ -49,6 +50,8 @@ export class StepRunner {
     if (entry) {
       switch (entry.status) {
         case "completed":
+          // An error outcome replays as the error it was live.
+          if (entry.error !== null) throw this.replayError(stepId, entry);
           return decodePayload<T>(entry.output);
         case "failed":
           throw this.replayError(stepId, entry);
@@ -161,6 +164,7 @@ export class StepRunner {
     let value: unknown;
     let failure: unknown;
     let failed = false;
+    let failedWhere: "function" | "storing" = "function";
     for (let t = 1; ; t++) {
       const held = this.leaseHeld(stepId);
       if (held !== true && !(await held)) return never();
@@ -188,6 +192,7 @@ export class StepRunner {
       } catch (e) {
         failed = true;
         failure = e;
+        failedWhere = "storing";
       }
     }
     const completedAt = Date.now();
@@ -198,6 +203,19 @@ export class StepRunner {
     const parts = captured ? await this.workspace.capture(seq, stepId, checkpoint.checkpoint ?? null) : undefined;
     const snapshots = parts?.snapshots.length ? { snapshots: parts.snapshots } : {};
     const captureEvents = parts?.events ?? NO_EVENTS;
+    const outcome = failed ? options.errorOutcome?.(failure, failedWhere) : undefined;
+    if (outcome !== undefined) {
+      const error = JSON.stringify({ ...ERROR_OUTCOME, message: outcome });
+      await this.writer.write({
+        steps: [{ seq, stepId, kind, status: "completed", attempt, error, startedAt, completedAt, ...checkpoint }],
+        run: { lostClaims: 0 },
+        ...snapshots,
+        events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms, outcome: "error" } }, ...captureEvents],
+      });
+      if (parts) this.workspace.committed(parts);
+      crashPoint("after-commit", [stepId]);
+      throw this.replayError(stepId, { error });
+    }
     if (failed) {
       const failedStep: StepWrite = { seq, stepId, kind, status: "failed", attempt, error: encodeError(failure), startedAt, completedAt, ...checkpoint };
       await this.writer.write({
