@@ -15,7 +15,7 @@ import { caught, deferred, waitUntil } from "./helpers/waiting.js";
 const FIRST_START = join(FIXTURES, "first-start.ts");
 const WAITS_SIGNAL = join(FIXTURES, "waits-signal.ts");
 
-/** The documented limit (README, "payloads"). */
+/** The documented limit (docs/guides/workflows.md, "What `ctx` offers"). */
 const MAX_DEPTH = 512;
 
 /** An array nested `levels` deep: `[]` is one level, `[[]]` two. Built without recursion. */

@@ -3,7 +3,7 @@
  * held only while one of the address's bad tokens was being slowed down. Once a round of slowed
  * guesses ended, the next burst was admitted whole until the first of it was found bad, so what
  * was read per round grew with the store's round trip instead of staying at MAX_IN_FLIGHT (the
- * README's "at most 4 requests with a token in flight", so about 4 guesses per 5 s). Now an
+ * server guide's "at most 4 requests with a token in flight", so about 4 guesses per 5 s). Now an
  * address with a failure on record is held to the bound all the time. Asserted from the answers
  * of a real server on 127.0.0.1 (its client address from X-Forwarded-For): over rounds of
  * parallel guesses on both stores, and on Postgres with the store slow, where a valid token in a

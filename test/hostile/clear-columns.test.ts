@@ -1,5 +1,5 @@
 /**
- * The README's "in the clear" list of an encrypted store names every column that is not sealed,
+ * The operations guide's (docs/guides/operations.md) "in the clear" list of an encrypted store names every column that is not sealed,
  * with why it stays clear. It had left out `runs.workspace`, `runs.module`, `waits.resolved_by`,
  * `idempotency_keys.key`/`actor` and `holds.step_id`. Checked here from the schema description
  * (every table's every column) and the encryption layer's list of sealed columns: a column added
@@ -19,32 +19,32 @@ import { onStore, STORE_KINDS, type OnStore } from "../helpers/both-stores.js";
 import { FAST_WORKER } from "../helpers/temp-store.js";
 import { randomBytes } from "node:crypto";
 
+const GUIDE = join(ROOT, "docs", "guides", "operations.md");
 const sealed = new Set(Object.entries(SEALED_COLUMNS).flatMap(([t, cols]) => cols.map((c) => `${t}.${c}`)));
 const every = (Object.keys(TABLES) as TableName[]).flatMap((t) => (TABLES[t].columns as readonly { name: string }[]).map((c) => `${t}.${c.name}`));
 
-/** `table.column` names in backticks in the README's encryption section, from its "in the clear" part on. */
+/** `table.column` names in backticks in the operations guide's encryption section, from its "in the clear" part on. */
 function listedClear(): Set<string> {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Encryption at rest"));
+  const guide = readFileSync(GUIDE, "utf8");
+  const section = guide.slice(guide.indexOf("## Encryption at rest"));
   const end = section.indexOf("\n## ", 1);
   const body = end < 0 ? section : section.slice(0, end);
   const from = body.search(/in the clear/i);
-  expect(from, "the README's encryption section says what is in the clear").toBeGreaterThan(0);
+  expect(from, "the operations guide's encryption section says what is in the clear").toBeGreaterThan(0);
   const names = [...body.slice(from).matchAll(/`([a-z_]+)\.([a-z_]+)`/g)].map((m) => `${m[1]}.${m[2]}`);
   return new Set(names.filter((n) => Object.hasOwn(TABLES, n.split(".")[0] ?? "")));
 }
 
-describe("the README's list of clear columns", () => {
+describe("the operations guide's list of clear columns", () => {
   it("names every column of the schema that is not sealed, and none that is sealed or not in the schema", () => {
     const listed = listedClear();
-    expect(every.filter((c) => !sealed.has(c) && !listed.has(c)), "columns neither sealed nor in the README's clear list").toEqual([]);
-    expect([...listed].filter((c) => sealed.has(c)), "sealed columns the README lists as clear").toEqual([]);
-    expect([...listed].filter((c) => !every.includes(c)), "columns the README lists that the schema does not have").toEqual([]);
+    expect(every.filter((c) => !sealed.has(c) && !listed.has(c)), "columns neither sealed nor in the guide's clear list").toEqual([]);
+    expect([...listed].filter((c) => sealed.has(c)), "sealed columns the guide lists as clear").toEqual([]);
+    expect([...listed].filter((c) => !every.includes(c)), "columns the guide lists that the schema does not have").toEqual([]);
   });
 
   it("says why each stays clear: every listed column is in a row of its table with a reason", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const rows = readme.split("\n").filter((l) => /^\| .*`[a-z_]+\.[a-z_]+`.* \| .+ \|$/.test(l));
+    const rows = readFileSync(GUIDE, "utf8").split("\n").filter((l) => /^\| .*`[a-z_]+\.[a-z_]+`.* \| .+ \|$/.test(l));
     for (const c of listedClear()) {
       const row = rows.find((r) => r.includes(`\`${c}\``));
       expect(row, `a table row naming ${c}`).toBeDefined();

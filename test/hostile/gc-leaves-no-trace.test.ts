@@ -5,7 +5,7 @@
  * deletes now overwrite what they free (SQLite's secure_delete) and the -wal is checkpointed and
  * truncated after them, so a scan of the files finds none of a deleted run's inputs, outputs or
  * events, while the kept run's are all there. SQLite only: Postgres keeps deleted rows in its
- * data files until VACUUM reuses their space (README, Retention).
+ * data files until VACUUM reuses their space (docs/guides/operations.md, Retention).
  */
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";

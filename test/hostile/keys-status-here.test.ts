@@ -1,6 +1,6 @@
 /**
  * Issue 39, "also found": `stead keys status` reports whether this machine holds the store's key,
- * as the README says, instead of refusing where it does not: through the real CLI, on a machine
+ * as the operations guide says, instead of refusing where it does not: through the real CLI, on a machine
  * without the key it exits 0, names the key it lacks and says what to do, and reads nothing else
  * of the store; with the key it says the key is held. (The CLI's store is SQLite; what status reads,
  * the key rows, is the same on both stores.)

@@ -2,7 +2,7 @@
  * Issue 39, "also found": STEAD_DATA_TAMPERED exits 7, and the exit code's description says so
  * (it read only "store gone, full, unreachable"). Through the real CLI: an encrypted store whose
  * key rows were deleted makes `ps` and `run` exit 7 with the code, writing nothing; `stead --help`,
- * the README's list of exit codes and docs/errors.md describe 7 as covering it.
+ * the CLI reference's list of exit codes (docs/reference/cli.md) and docs/errors.md describe 7 as covering it.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -49,13 +49,13 @@ describe("exit code 7 and STEAD_DATA_TAMPERED", () => {
     expect(sql(db, (d) => d.prepare("SELECT count(*) AS n FROM data_keys").get())).toEqual({ n: 0 });
   }, 90_000);
 
-  it("stead --help, the README and docs/errors.md describe exit 7 as covering damaged or tampered data", async () => {
+  it("stead --help, the CLI reference and docs/errors.md describe exit 7 as covering damaged or tampered data", async () => {
     const help = await cli(["--help"], ROOT);
     const seven = help.stdout.split("\n").find((l) => /^\s*7\s/.test(l));
     expect(seven).toMatch(/tampered/);
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const exits = readme.slice(readme.indexOf("Exit codes:"), readme.indexOf("`70`", readme.indexOf("Exit codes:")));
-    expect(exits).toMatch(/`7`[^`]*tampered/);
+    const reference = readFileSync(join(ROOT, "docs", "reference", "cli.md"), "utf8");
+    const exits = reference.slice(reference.indexOf("Exit codes:"), reference.indexOf("\n   70 ", reference.indexOf("Exit codes:")));
+    expect(exits).toMatch(/\n {4}7 {2}[^\n]*tampered/);
     const errors = readFileSync(join(ROOT, "docs", "errors.md"), "utf8");
     expect(errors.split("\n").find((l) => l.startsWith("| `STEAD_DATA_TAMPERED`"))).toMatch(/\| 7 \| 500 \|$/);
   }, 30_000);

@@ -1,7 +1,7 @@
 /**
- * Every column an encrypted store seals, by table: the list the README's "in the clear" list is
- * checked against (test/hostile/clear-columns.test.ts: a column of the schema is sealed here or
- * named there, with why). The types below hold it to the columns `at` (sealed-values.ts) binds a
+ * Every column an encrypted store seals, by table: the list the "in the clear" list of
+ * docs/guides/operations.md is checked against (test/hostile/clear-columns.test.ts: a column of
+ * the schema is sealed here or named there, with why). The types below hold it to the columns `at` (sealed-values.ts) binds a
  * sealed value to, so a column sealed there and missing here fails the typecheck.
  *
  * Two are sealed in part: `events.data` keeps an event's `step` and `attempt` beside the sealed
