@@ -1,6 +1,5 @@
 import type { LanguageModelV3Message } from "@ai-sdk/provider";
 import type { WorkflowContext } from "../engine/context-types.js";
-import { outputRef } from "../engine/output-refs.js";
 import type { EnginePort } from "../engine/port.js";
 import type { AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";
@@ -22,7 +21,7 @@ export async function runAgent(def: AgentDefinition, ctx: WorkflowContext, input
   const out = await agentLoop(def, liveDriver(ctx, x), prompt, history, newTranscript(), (stepId, response) => (final = { stepId, response }));
   // The final text is the last model step's, journaled already: the run's output points at it.
   const texts = final ? final.response.content.flatMap((p, i) => (p.type === "text" ? [i] : [])) : [];
-  if (final && texts.length === 1 && texts[0] !== undefined) x.storeOutputAs({ ...out, text: outputRef(final.stepId, ["content", texts[0], "text"]) });
+  if (final && texts.length === 1 && texts[0] !== undefined) x.storeOutputAs(out, [{ field: "text", step: final.stepId, path: ["content", texts[0], "text"] }]);
   return out;
 }
 
@@ -35,7 +34,7 @@ function liveDriver(ctx: WorkflowContext, x: EnginePort): LoopDriver {
     payloadLimit: x.payloadLimit,
     workspace: x.run.workspace,
     step: (id, options, fn) => x.step(id, options, fn),
-    approval: (name, request) => ctx.approval(name, request),
+    approval: (name, request) => (x.toolApproval ? x.toolApproval(name, request) : ctx.approval(name, request)),
     quotaPark: (id, wakeAt, request) => x.quotaPark(id, wakeAt, request),
     emit: (events) => x.emit(events),
     // A port of an engine from before stream redaction: its well-known shapes at least.

@@ -24,9 +24,9 @@ export type ToolDecisionOptions = Pick<DecisionFields, "input" | "scope">;
  */
 export const TOOL_DECISIONS: DecisionRules = {
   fields: ["input", "scope"],
-  check({ runId, name, request, approved, fields }) {
+  check({ runId, name, request, requestKind, approved, fields }) {
     const d = fields as ToolDecisionOptions;
-    const tool = toolRequest(request);
+    const tool = requestKind === "tool-call" ? toolRequest(request) : null;
     if (!tool) {
       if (d.input !== undefined || d.scope !== undefined) {
         throw new SteadError("STEAD_BAD_OPTION", `"${name}" on run ${runId} is not a tool approval: edited arguments and scope apply only to an agent's tool calls`, {

@@ -140,6 +140,8 @@ export interface OpenWait {
   name: string;
   kind: WaitKind;
   request: unknown;
+  /** An approval's: "tool-call" (an agent's tool call: approve with edited `input` or `scope`) or "code"; null for other kinds. */
+  requestKind: "tool-call" | "code" | null;
   createdAt: number;
   /** Its sealed values failed to open: `request` is absent, unread, and a decision on it is refused with this code. */
   damaged?: RunDamage;

@@ -1,3 +1,4 @@
+import type { OutputRefField } from "../store/types.js";
 import type { StreamRedaction } from "../redaction/stream-redactor.js";
 import type { EventWrite, RunRow, StepKind, StepRow } from "../store/types.js";
 import type { AnyDefinition, Recovery, StepInfo, StepOptions, WorkflowContext, WorkflowDefinition } from "./context-types.js";
@@ -36,11 +37,17 @@ export interface EnginePort {
   /** Earlier turns of this run's session, ordered by turn, with their journals (empty without a session). */
   earlierTurns(): Promise<{ run: RunRow; journal: StepRow[] }[]>;
   /**
-   * Stores the run's output as `stored` instead of the value the body returns (which a parent
-   * still receives whole): fields of it may be output references (see output-refs.ts) to what a
-   * journaled step holds already, so nothing is stored twice.
+   * Stores the run's output with `refs`' fields held by journaled steps instead of stored again
+   * (see output-refs.ts); a parent still receives the value the body returns, whole. A port's
+   * caller from a release before `refs` passed the value with in-band references, stored as it was.
    */
-  storeOutputAs(stored: unknown): void;
+  storeOutputAs(stored: unknown, refs?: readonly OutputRefField[]): void;
+  /**
+   * Parks on an approval of an agent's tool call, as `ctx.approval` does, its request's kind
+   * recorded as "tool-call" (decisions on it may carry edited arguments and scope). Absent on
+   * ports of releases before it.
+   */
+  toolApproval?(name: string, request: unknown): Promise<unknown>;
   /**
    * A new redaction of one stream of live text (a model call's text as it streams): every piece
    * goes through it before it is written as an event or shown, so a secret split across pieces is

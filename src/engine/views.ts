@@ -1,5 +1,6 @@
 import type { EventRow, ListedHold, ListedRun, ListedWait, RunDamage, RunStatus, StepRow } from "../store/types.js";
 import { decodeError, decodePayload, type ErrorRecord } from "./payload.js";
+import { requestKindOf, type RequestKind } from "./waits.js";
 
 /** A run as the API returns it: payloads parsed. */
 export interface RunInfo {
@@ -48,6 +49,8 @@ export interface WaitView {
   kind: string;
   status: string;
   request: unknown;
+  /** An approval's: "tool-call" (an agent's tool call: decisions take edited arguments and scope) or "code"; null for other kinds. */
+  requestKind: RequestKind | null;
   wakeAt: number | null;
   result: unknown;
   createdAt: number;
@@ -143,6 +146,7 @@ export function waitView(w: ListedWait): WaitView {
     kind: w.kind,
     status: w.status,
     request: safeParse(w.request),
+    requestKind: requestKindOf(w),
     wakeAt: w.wakeAt,
     result: safeParse(w.result),
     createdAt: w.createdAt,

@@ -1,4 +1,28 @@
-import type { Mutation } from "../store/types.js";
+import type { Mutation, WaitRow } from "../store/types.js";
+
+/**
+ * What an approval's request is (WaitRow.requestKind): an agent's tool call (a decision on it
+ * may carry edited arguments and scope), or a request the run's own code made. Stored beside the
+ * request from schema 13; for waits opened before, read from the request's shape, once, here.
+ */
+export const REQUEST_KINDS = ["tool-call", "code"] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+export function requestKindOf(w: Pick<WaitRow, "kind" | "request" | "requestKind">): RequestKind | null {
+  if (w.kind !== "approval") return null;
+  if (w.requestKind !== null) return (REQUEST_KINDS as readonly string[]).includes(w.requestKind) ? (w.requestKind as RequestKind) : "code";
+  return toolCallShaped(w.request) ? "tool-call" : "code";
+}
+
+/** The shape of an agent's tool approval request before schema 13 (src/agent/approvals.ts). */
+function toolCallShaped(request: string | null): boolean {
+  try {
+    const r = JSON.parse(request ?? "null") as Record<string, unknown> | null;
+    return typeof r === "object" && r !== null && typeof r.tool === "string" && typeof r.toolCallId === "string" && typeof r.fingerprint === "string";
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The mutations that answer an open wait: resolve it (which also completes its journal step with

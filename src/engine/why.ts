@@ -4,6 +4,7 @@ import { HOLD_CHOICES, storageSince } from "./holds.js";
 import { bytesText, storageSpace, type StorageSpace } from "./storage-space.js";
 import { decodeError } from "./payload.js";
 import type { PlainCall, WayOut } from "./ways-out.js";
+import { requestKindOf } from "./waits.js";
 
 export type { WayOut } from "./ways-out.js";
 
@@ -61,7 +62,7 @@ export function explain(run: RunRow, journal: StepRow[], waits: WaitRow[], holds
               { what: `approve "${w.name}"`, verb: "approve", runId: id, args: { wait }, supply: [] },
               { what: `deny "${w.name}"`, verb: "deny", runId: id, args: { wait }, supply: ["reason"] },
             );
-            const tc = toolCall(w.request);
+            const tc = requestKindOf(w) === "tool-call" ? toolCall(w.request) : null;
             if (tc) {
               ways.push(
                 { what: "approve it with edited arguments", verb: "approve", runId: id, args: { wait }, supply: ["input"] },

@@ -11,7 +11,7 @@ import { Redactor, type RedactionOptions } from "../redaction/redactor.js";
 import { childRuns } from "../store/run-sets.js";
 import type { EraseReport, ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
-import { hasOutputRefs, resolveOutputRefs } from "../engine/output-refs.js";
+import { resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
@@ -234,7 +234,7 @@ export class Stead {
   /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
   async view(row: ListedRun): Promise<RunInfo> {
     const v = runView(row);
-    return hasOutputRefs(v.output) ? { ...v, output: await resolveOutputRefs(this.store, row.id, v.output) } : v;
+    return row.outputRefs === "[]" || v.output === undefined ? v : { ...v, output: await resolveOutputRefs(this.store, row.id, v.output, row.outputRefs) };
   }
 
   /** The key option of a control call, checked; undefined without a key. */

@@ -65,6 +65,12 @@ export interface RunRow {
   turn: number | null;
   /** The directory the run works in (its workspace), as given when it started; null without one. */
   workspace: string | null;
+  /**
+   * JSON text of the run's output references ({@link OutputRefField}[]): fields of the output
+   * stored once, in a journaled step, and left out of `output`. Null for a run that has not
+   * completed, and for one completed before schema 13, whose output may hold them in-band.
+   */
+  outputRefs: string | null;
   createdAt: number;
   /** Last change of the run row itself (status, lease, flags); a step commit that changes none of it leaves it. */
   updatedAt: number;
@@ -121,6 +127,12 @@ export interface WaitRow {
   /** Journal position of the wait's step. */
   seq: number;
   request: string | null;
+  /**
+   * What the request is, when Stead itself made it: "tool-call" for an agent's tool approval.
+   * Null for a request of the user's code, and for waits opened before schema 13 (whose tool
+   * approvals are recognised by the request's shape).
+   */
+  requestKind: string | null;
   wakeAt: number | null;
   result: string | null;
   createdAt: number;
@@ -199,6 +211,8 @@ export interface WaitOpen {
   kind: WaitKind;
   seq: number;
   request?: string | null;
+  /** See {@link WaitRow.requestKind}. */
+  requestKind?: string | null;
   wakeAt?: number | null;
 }
 
@@ -432,9 +446,18 @@ export interface EventWrite {
 }
 
 /** Column changes to a run. `undefined` fields are left alone. */
+/** A field of a run's output held by a journaled step of the same run (see RunRow.outputRefs). */
+export interface OutputRefField {
+  field: string;
+  step: string;
+  path: readonly (string | number)[];
+}
+
 export interface RunPatch {
   status?: RunStatus;
   output?: string | null;
+  /** JSON text of OutputRefField[] (see RunRow.outputRefs). */
+  outputRefs?: string | null;
   error?: string | null;
   fingerprint?: string | null;
   /** Clears lease owner and expiry (the fence number stays: it only grows). */

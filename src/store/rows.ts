@@ -91,7 +91,7 @@ export function rowMapper<T extends TableName, R>(table: T & (Conforms<T, R> ext
 // A run's timestamps come last, as they did before the columns added by later migrations.
 export const toRun = rowMapper<"runs", RunRow>("runs", [
   "id", "definition", "module", "fingerprint", "status", "input", "output", "error", "parentId", "parentStepId", "fence", "leaseOwner",
-  "leaseExpiresAt", "ownerHost", "ownerPid", "ownerStart", "lostClaims", "pauseRequested", "sessionId", "turn", "workspace", "createdAt", "updatedAt",
+  "leaseExpiresAt", "ownerHost", "ownerPid", "ownerStart", "lostClaims", "pauseRequested", "sessionId", "turn", "workspace", "outputRefs", "createdAt", "updatedAt",
 ]);
 /**
  * The row an INSERT of `values` (by column name) leaves in `table`, as `mapper` reads it: a column

@@ -84,7 +84,7 @@ function OneApproval(props: { runId: string; wait: string }) {
       </section>
     );
   }
-  const wait: OpenWait = { runId: run.id, definition: run.definition, sessionId: typeof run.sessionId === "string" ? run.sessionId : null, runStatus: run.status, name: props.wait, kind: "approval", request: found.request, createdAt: Number(found.createdAt) };
+  const wait: OpenWait = { runId: run.id, definition: run.definition, sessionId: typeof run.sessionId === "string" ? run.sessionId : null, runStatus: run.status, name: props.wait, kind: "approval", request: found.request, requestKind: found.requestKind === "tool-call" ? "tool-call" : "code", createdAt: Number(found.createdAt) };
   return (
     <section>
       {crumbs}
@@ -153,7 +153,7 @@ function DamagedApproval(props: { wait: OpenWait; damaged: RunDamage }) {
 
 function Approval(props: { wait: OpenWait; onDone: (d: Decision) => void; link?: boolean }) {
   const w = props.wait;
-  const tool = toolRequest(w.request);
+  const tool = toolRequest(w);
   // Its own run's changes only: a card re-reads its journal tail when its run moves, not on every event.
   const own = useLiveTick((e) => e.runId === w.runId && changes(e));
   const context = useLoad(() => approvalContext(w), [w.runId, w.name, own]);

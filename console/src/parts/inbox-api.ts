@@ -8,7 +8,7 @@ import type { OpenWait } from "../../../src/client/index.js";
 import { api } from "../api.js";
 import { journalPage, type Step } from "./runs-api.js";
 
-/** An agent's tool approval request (src/agent/approvals.ts); anything else is a workflow's approval. */
+/** An agent's tool approval request (src/agent/approvals.ts), as the server marks it (`requestKind`); anything else is a workflow's approval. */
 export interface ToolRequest {
   tool: string;
   toolCallId: string;
@@ -17,7 +17,9 @@ export interface ToolRequest {
   inputSchema: Record<string, unknown>;
 }
 
-export function toolRequest(request: unknown): ToolRequest | null {
+export function toolRequest(w: Pick<OpenWait, "request" | "requestKind">): ToolRequest | null {
+  const request = w.request;
+  if (w.requestKind !== "tool-call") return null;
   if (request === null || typeof request !== "object" || Array.isArray(request)) return null;
   const r = request as Record<string, unknown>;
   if (typeof r.tool !== "string" || typeof r.toolCallId !== "string" || typeof r.fingerprint !== "string") return null;
@@ -44,7 +46,7 @@ export async function approvalContext(w: OpenWait): Promise<Context> {
   const head = await journalPage(w.runId, 0, 1);
   const offset = Math.max(0, head.total - TAIL);
   const tail = offset === 0 && head.total <= 1 ? head : await journalPage(w.runId, offset, TAIL);
-  const call = toolRequest(w.request)?.toolCallId;
+  const call = toolRequest(w)?.toolCallId;
   let reason: string | null = null;
   if (call !== undefined) {
     for (const s of [...tail.steps].reverse()) {

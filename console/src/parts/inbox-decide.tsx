@@ -22,7 +22,7 @@ let forms = 0;
 export function Decide(props: { wait: OpenWait; onDone: (d: Decision) => void }) {
   const may = useMay();
   const w = props.wait;
-  const tool = toolRequest(w.request);
+  const tool = toolRequest(w);
   const idBase = useMemo(() => `decide-${++forms}-`, []);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState<Draft>(() => (tool ? toDraft(tool.inputSchema, tool.input) : { kind: "json", text: "" }));

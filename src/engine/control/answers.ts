@@ -2,7 +2,7 @@ import { SteadError } from "../../errors.js";
 import type { Commits, IdempotencyKeys, RunReads, WaitRow } from "../../store/types.js";
 import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
 import { encodePayload } from "../payload.js";
-import { resolveWaitUnit } from "../waits.js";
+import { requestKindOf, resolveWaitUnit } from "../waits.js";
 import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
 import type { Decision, DecisionRules, FieldValues } from "./decision-rules.js";
 
@@ -115,7 +115,7 @@ export async function decide(call: ControlCall<Commits & IdempotencyKeys & RunRe
     if (already) return already;
     if (!wait || wait.status !== "open" || wait.kind !== "approval") throw await notWaiting(store, runId, name, "approval", waits);
     const at = Date.now();
-    const own = rules.check({ runId, name, request: wait.request, approved, fields });
+    const own = rules.check({ runId, name, request: wait.request, requestKind: requestKindOf(wait), approved, fields });
     const result = encodePayload({ approved, by: d.by ?? null, reason: d.reason ?? null, at, ...own.recorded }, `the decision on "${name}"`, limit, { runId, stepId: name }) ?? "null";
     const outcome: DecisionResult = { runId, wait: name, approved, by: d.by ?? null, at };
     const unit = resolveWaitUnit(runId, wait, result, d.by ?? null, {

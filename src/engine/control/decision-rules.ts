@@ -1,3 +1,5 @@
+import type { RequestKind } from "../waits.js";
+
 /**
  * A person's decision on an approval, as the engine reads it: approve or deny, who, and why. The
  * engine records these for every approval; anything more a decision carries belongs to the code
@@ -43,6 +45,8 @@ export interface DecisionCheck {
   name: string;
   /** The request the approval was opened with, as stored (JSON text, or null). */
   request: string | null;
+  /** What the request is (engine/waits.ts requestKindOf): the rules of a tool call apply to "tool-call" only. */
+  requestKind: RequestKind | null;
   approved: boolean;
   fields: FieldValues;
 }

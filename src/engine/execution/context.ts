@@ -1,11 +1,12 @@
 import { SteadError } from "../../errors.js";
 import type { StreamRedaction } from "../../redaction/stream-redactor.js";
-import type { EventWrite, RunRow, Store } from "../../store/types.js";
+import type { EventWrite, OutputRefField, RunRow, Store } from "../../store/types.js";
 import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
 import type { WorkflowDefinition } from "../definition.js";
 import { parseDuration } from "../durations.js";
 import type { EnginePort } from "../port.js";
 import { encodePayload } from "../payload.js";
+import type { RequestKind } from "../waits.js";
 import { childOutcome, childStart, type ChildResult } from "./children.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { stepScope } from "./step-scope.js";
@@ -27,7 +28,7 @@ export interface ContextParts {
   waits: WaitSteps;
   writer: FencedWriter;
   track<T>(p: Promise<T>): Promise<T>;
-  storeOutputAs(stored: unknown): void;
+  storeOutputAs(stored: unknown, refs?: readonly OutputRefField[]): void;
   secret(name: string): string;
   redactStream(): StreamRedaction;
 }
@@ -55,7 +56,8 @@ export function enginePort(x: ContextParts): EnginePort {
       if (x.life.finished) return never();
       return x.track(x.writer.write({ events }));
     },
-    storeOutputAs: (stored: unknown) => x.storeOutputAs(stored),
+    storeOutputAs: (stored: unknown, refs?: readonly OutputRefField[]) => x.storeOutputAs(stored, refs),
+    toolApproval: (name, request) => approvalWait<unknown>(x, name, request, "tool-call"),
     redactStream: () => x.redactStream(),
     earlierTurns: async () => {
       const { sessionId, turn } = x.run;
@@ -64,6 +66,14 @@ export function enginePort(x: ContextParts): EnginePort {
       return Promise.all(runs.map(async (r) => ({ run: r, journal: await x.store.journal(r.id) })));
     },
   };
+}
+
+/** Parks on an approval whose request is of `requestKind` (engine/waits.ts). */
+function approvalWait<T>(x: ContextParts, name: string, request: unknown, requestKind: RequestKind): Promise<T> {
+  const runId = x.run.id;
+  return x.waits.wait<T>(name, "approval", () => ({
+    wait: { name, kind: "approval", seq: 0, requestKind, request: encodePayload(request, `the request of approval "${name}"`, x.payloadLimit, { runId, stepId: name }) },
+  }));
 }
 
 /** The `ctx` a definition's function receives. */
@@ -101,10 +111,7 @@ export function publicContext(x: ContextParts): WorkflowContext {
     random: () => x.steps.recorded("random", () => Math.random()),
     sleep: (id, duration) =>
       x.waits.wait<void>(id, "sleep", () => ({ wait: { name: id, kind: "timer", seq: 0, wakeAt: Date.now() + parseDuration(duration, `duration of sleep "${id}"`) } })).then(() => undefined),
-    approval: (name, request) =>
-      x.waits.wait<ApprovalDecision>(name, "approval", () => ({
-        wait: { name, kind: "approval", seq: 0, request: encodePayload(request, `the request of approval "${name}"`, limit, { runId, stepId: name }) },
-      })),
+    approval: (name, request) => approvalWait<ApprovalDecision>(x, name, request, "code"),
     signal: <T>(name: string) => x.waits.wait<T>(name, "signal", () => ({ wait: { name, kind: "signal", seq: 0 } })),
     agent: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) => ctx.child(id, def, input),
     child: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) =>

@@ -1,4 +1,5 @@
-import type { RunRow, Store } from "../../store/types.js";
+import type { OutputRefField, RunRow, Store } from "../../store/types.js";
+import { storedWithRefs } from "../output-refs.js";
 import { decodePayload, encodeError, encodePayload, errorRecord } from "../payload.js";
 import { foreignChild, parentWake } from "./children.js";
 import type { JournalCursor } from "./cursor.js";
@@ -16,7 +17,7 @@ export interface EndingParts {
   /** Reads only: whether a new child's id is held already; where the parent's wait for this run lies. */
   store: Pick<Store, "getRun" | "waits">;
   /** What to store as the run's output instead of the returned value (EnginePort.storeOutputAs). */
-  storedOutput(): { value: unknown } | undefined;
+  storedOutput(): { value: unknown; refs?: readonly OutputRefField[] } | undefined;
 }
 
 /**
@@ -58,18 +59,25 @@ async function complete(result: CodeResult, x: EndingParts): Promise<ExecutionOu
   let output: string | null = null;
   let error: unknown = result.ok ? undefined : result.error;
   let full: string | null = null;
+  // A list, even empty, says the output holds no in-band references (output-refs.ts); null only
+  // for a port caller from before the list, whose stored value may hold them.
+  let outputRefs: string | null = "[]";
   if (result.ok) {
     try {
       full = encodePayload(result.value, `the output of run ${runId}`, x.payloadLimit, { runId });
       const stored = x.storedOutput();
-      output = stored ? encodePayload(stored.value, `the stored output of run ${runId}`, x.payloadLimit, { runId }) : full;
+      if (stored) {
+        const held = stored.refs ? storedWithRefs(stored.value, stored.refs) : undefined;
+        output = encodePayload(held ? held.value : stored.value, `the stored output of run ${runId}`, x.payloadLimit, { runId });
+        outputRefs = held ? JSON.stringify(held.refs) : null;
+      } else output = full;
     } catch (e) {
       error = e;
     }
   }
   if (error === undefined) {
     await x.writer.write(
-      { run: { status: "completed", output, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
+      { run: { status: "completed", output, outputRefs, releaseLease: true, lostClaims: 0, pauseRequested: false }, events: [{ type: "run.completed", data: {} }] },
       await parentWake(x.store, x.run, { status: "completed", output: decodePayload(full) }),
     );
     return { kind: "completed" };

@@ -1,5 +1,5 @@
 import { SteadError, errorMessage } from "../../errors.js";
-import type { ClaimedRun, RunRow } from "../../store/types.js";
+import type { ClaimedRun, OutputRefField, RunRow } from "../../store/types.js";
 import type { AnyDefinition } from "../definition.js";
 import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
@@ -46,7 +46,7 @@ export class Execution {
   /** What the ctx and the engine port are views of. */
   private readonly parts: ContextParts;
   private readonly endingParts: EndingParts;
-  private storedOutput: { value: unknown } | undefined;
+  private storedOutput: { value: unknown; refs?: readonly OutputRefField[] } | undefined;
 
   constructor(
     private readonly claimed: ClaimedRun,
@@ -83,7 +83,7 @@ export class Execution {
       waits,
       writer: this.writer,
       track,
-      storeOutputAs: (stored) => (this.storedOutput = { value: stored }),
+      storeOutputAs: (stored, refs) => (this.storedOutput = refs ? { value: stored, refs } : { value: stored }),
       secret: deps.secret ?? envSecret,
       redactStream: deps.redactStream ?? (() => UNREDACTED_STREAM),
     };

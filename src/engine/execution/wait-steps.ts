@@ -56,7 +56,7 @@ export function parkWrite(e: Extract<Ending, { kind: "park" }>): { m: Omit<Mutat
       ...(isNew
         ? {
             steps: [{ seq: wait.seq, stepId: wait.stepId, kind: wait.stepKind, status: "waiting", attempt: 1, output: null, startedAt: Date.now() }],
-            waits: [{ name: wait.name, kind: wait.kind, seq: wait.seq, request: wait.request ?? null, wakeAt: wait.wakeAt ?? null }],
+            waits: [{ name: wait.name, kind: wait.kind, seq: wait.seq, request: wait.request ?? null, requestKind: wait.requestKind ?? null, wakeAt: wait.wakeAt ?? null }],
             newRuns,
           }
         : {}),

@@ -62,7 +62,7 @@ export function describeRetention(api: ConformanceTestApi, h: Harness): void {
     it("keeps a summary when asked: the run row, the steps its output refers to, and one run.pruned event", async () => {
       await finishedTree("t3");
       expect(await h.commitOne(h.store, [{ runId: "t3", run: { output: JSON.stringify({ text: { ref: "a" } }) } }])).toMatchObject({ ok: true });
-      const r = await h.store.deleteRunTrees(["t3"], { endedBefore: LATER(), keepSummary: true, at: 1234, summaryKeeps: (output) => (output?.includes('"ref":"a"') ? ["a"] : []) });
+      const r = await h.store.deleteRunTrees(["t3"], { endedBefore: LATER(), keepSummary: true, at: 1234, summaryKeeps: ({ output }) => (output?.includes('"ref":"a"') ? ["a"] : []) });
       expect(r.runs).toEqual(["t3", "t3.kid"]);
       const s = await h.snapshot(h.store, "t3");
       expect(s.run?.status).toBe("completed");

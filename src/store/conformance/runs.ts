@@ -50,6 +50,7 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
         sessionId: null,
         turn: null,
         workspace: "/work/repo é",
+        outputRefs: null,
         createdAt: 1_700_000_000_123,
         updatedAt: expect.any(Number) as number,
       });
@@ -57,6 +58,14 @@ export function describeRuns(api: ConformanceTestApi, h: Harness): void {
       await store.createRun({ id: "min-1", definition: DEF_A, module: null, fingerprint: null, input: "null", createdAt: 5 }, []);
       expect(await store.getRun("min-1")).toMatchObject({ status: "pending", fingerprint: null, module: null, parentId: null, parentStepId: null, input: "null", workspace: null });
       expect(await store.getRun("nope")).toBeUndefined();
+    });
+
+    it("keeps a completed run's output references beside its output, as written", async () => {
+      await store.createRun({ id: "refs-1", definition: DEF_A, module: null, fingerprint: null, input: "null", createdAt: 5 }, []);
+      const refs = JSON.stringify([{ field: "text", step: "model-1", path: ["content", 0, "text"] }]);
+      expect((await store.commit([[{ runId: "refs-1", run: { status: "completed", output: '{"text":null,"n":1}', outputRefs: refs } }]]))[0]).toMatchObject({ ok: true });
+      expect(await store.getRun("refs-1")).toMatchObject({ output: '{"text":null,"n":1}', outputRefs: refs });
+      expect((await store.listRuns({ limit: 10 })).runs.find((r) => r.id === "refs-1")).toMatchObject({ outputRefs: refs });
     });
 
     it("createRun returns the row getRun then reads, field for field and in the same order", async () => {

@@ -68,15 +68,15 @@ export function describeWrites(api: ConformanceTestApi, h: Harness): void {
           runId: "r1",
           steps: [step(0, "a"), step(1, "ok", { kind: "approval", status: "waiting", output: null, completedAt: null }), step(2, "go", { kind: "signal", status: "waiting", output: null, completedAt: null })],
           waits: [
-            { name: "ok", kind: "approval", seq: 1, request: '{"q":"ship?"}' },
+            { name: "ok", kind: "approval", seq: 1, request: '{"q":"ship?"}', requestKind: "tool-call" },
             { name: "go", kind: "signal", seq: 2 },
           ],
         },
       ]);
       const opened = await store.waits("r1");
       expect(opened).toEqual([
-        { runId: "r1", name: "ok", kind: "approval", status: "open", seq: 1, request: '{"q":"ship?"}', wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
-        { runId: "r1", name: "go", kind: "signal", status: "open", seq: 2, request: null, wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
+        { runId: "r1", name: "ok", kind: "approval", status: "open", seq: 1, request: '{"q":"ship?"}', requestKind: "tool-call", wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
+        { runId: "r1", name: "go", kind: "signal", status: "open", seq: 2, request: null, requestKind: null, wakeAt: null, result: null, createdAt: expect.any(Number) as number, resolvedAt: null, resolvedBy: null },
       ]);
       expect(
         await commitOne(store, [

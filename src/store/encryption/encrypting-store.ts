@@ -397,7 +397,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       const keeps = o.summaryKeeps;
       if (!keeps) return store.deleteRunTrees(roots, o);
       const open = opener();
-      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (output, runId) => keeps(open(output, at.run(runId, "output")), runId) });
+      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (s, runId) => keeps({ ...s, output: open(s.output, at.run(runId, "output")) }, runId) });
     },
     async snapshots(runId: string) {
       const rows = await store.snapshots(runId);

@@ -16,7 +16,7 @@ export interface RetentionOptions {
   /** The time recorded in `run.pruned` events (ms). */
   at: number;
   /** With `keepSummary`: the steps a run's stored output refers to (and needs to be read), kept with it. */
-  summaryKeeps?: (output: string | null, runId: string) => readonly string[];
+  summaryKeeps?: (stored: { output: string | null; outputRefs: string | null }, runId: string) => readonly string[];
 }
 
 export interface RetentionResult {

@@ -10,7 +10,7 @@
  * (a concurrent claim waits for this commit).
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DATA_KEYS_VERSION, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, PAYLOAD_FIELDS_VERSION, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
 import { COMMIT_FUNCTIONS_V12 } from "./commit-function.js";
 import { applyMutationFunctionSql } from "./mutation-function.js";
 import type { Migration } from "../sql/migration-log.js";
@@ -31,6 +31,12 @@ export const MIGRATIONS: readonly Migration[] = [
     version: RETURNED_REFUSALS_VERSION,
     name: "refusals returned, not raised: a subtransaction only for a unit refused after it wrote",
     sql: `\n  ${applyMutationFunctionSql(RETURNED_REFUSALS_VERSION)}\n${COMMIT_FUNCTIONS_V12}`,
+  },
+  // The columns and the stead_apply_mutation that writes them, in one transaction.
+  {
+    version: PAYLOAD_FIELDS_VERSION,
+    name: "what Stead says about a payload, beside it: output references, a wait's request kind",
+    sql: `${ddlSince("postgres", PAYLOAD_FIELDS_VERSION)}\n  ${applyMutationFunctionSql(PAYLOAD_FIELDS_VERSION)}`,
   },
 ];
 

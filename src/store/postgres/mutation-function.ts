@@ -24,7 +24,7 @@ import { CHECKS, WRITES, type CheckName, type WriteName } from "../mutation/plan
 import { snapshotsFromJson } from "../mutation/snapshot-write.js";
 import { stepsFromJson } from "../mutation/step-write.js";
 import { columnField, recordDef, recordset } from "../schema/json-record.js";
-import { indexPredicate, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
+import { indexPredicate, PAYLOAD_FIELDS_VERSION, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
 
 /** The first version whose stead_apply_mutation is rendered here (1 to 5 are frozen text in migrations.ts). */
 export const FIRST_RENDERED_VERSION = 6;
@@ -75,7 +75,7 @@ GET DIAGNOSTICS n = ROW_COUNT;`,
   }),
 };
 
-const WAIT_FIELDS = ["name", "kind", "seq", "request", "wake_at"].map((c) => columnField("waits", c));
+const waitFields = (version: number) => ["name", "kind", "seq", "request", ...(version >= PAYLOAD_FIELDS_VERSION ? ["request_kind"] : []), "wake_at"].map((c) => columnField("waits", c));
 const RESOLVE_FIELDS = [columnField("waits", "name"), columnField("waits", "status"), columnField("waits", "result"), columnField("waits", "resolved_by", "by")];
 const HOLD_FIELDS = ["kind", "step_id", "seq", "reason", "details"].map((c) => columnField("holds", c));
 const RELEASE_FIELDS = [columnField("holds", "id"), columnField("holds", "choice"), columnField("holds", "released_by", "by")];
@@ -85,10 +85,10 @@ const NEW_RUN_FIELDS = [...NEW_RUN_COLUMNS.map((c) => columnField("runs", c)), {
 /** Each write's statements, run when the mutation has the field of its name. */
 const WRITE_SQL: Record<WriteName, (version: number) => string | undefined> = {
   // A step commit asks for lost_claims 0, almost always already so: a no-op update is skipped.
-  run: () => `IF (p - 'lostClaims') <> '{}'::jsonb OR (p ? 'lostClaims' AND (p->>'lostClaims')::int <> cur.lost_claims) THEN
+  run: (v) => `IF (p - 'lostClaims') <> '{}'::jsonb OR (p ? 'lostClaims' AND (p->>'lostClaims')::int <> cur.lost_claims) THEN
   UPDATE runs SET
     status = CASE WHEN p ? 'status' THEN p->>'status' ELSE status END,
-    output = CASE WHEN p ? 'output' THEN p->>'output' ELSE output END,
+    output = CASE WHEN p ? 'output' THEN p->>'output' ELSE output END,${v >= PAYLOAD_FIELDS_VERSION ? "\n    output_refs = CASE WHEN p ? 'outputRefs' THEN p->>'outputRefs' ELSE output_refs END," : ""}
     error = CASE WHEN p ? 'error' THEN p->>'error' ELSE error END,
     fingerprint = CASE WHEN p ? 'fingerprint' THEN p->>'fingerprint' ELSE fingerprint END,
     lost_claims = CASE WHEN p ? 'lostClaims' THEN (p->>'lostClaims')::int ELSE lost_claims END,
@@ -102,9 +102,16 @@ IF p->>'status' = 'pending' THEN wake := true; END IF;`,
   deleteStepsFrom: () => "DELETE FROM steps WHERE run_id = rid AND seq >= (m->>'deleteStepsFrom')::int;",
   steps: (v) => `${stepsFromJson("rid", "m->'steps'", "", v)};`,
   snapshots: (v) => `${snapshotsFromJson("rid", "m->'snapshots'", v)};`,
-  waits: () => `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at)
+  waits: (v) =>
+    v >= PAYLOAD_FIELDS_VERSION
+      ? `INSERT INTO waits (run_id, name, kind, status, seq, request, request_kind, wake_at, created_at)
+  SELECT rid, x."name", x."kind", 'open', x."seq", x."request", x."requestKind", x."wakeAt", now_ms
+  FROM ${recordset("m->'waits'", waitFields(v))}
+ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
+  request_kind = excluded.request_kind, wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL;`
+      : `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at)
   SELECT rid, x."name", x."kind", 'open', x."seq", x."request", x."wakeAt", now_ms
-  FROM ${recordset("m->'waits'", WAIT_FIELDS)}
+  FROM ${recordset("m->'waits'", waitFields(v))}
 ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
   wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL;`,
   reopenWaits: () => `UPDATE waits SET status = 'open', result = NULL, resolved_at = NULL, resolved_by = NULL

@@ -17,7 +17,7 @@ import { added, bookkeeping, col, type TableSpec } from "./model.js";
  * version may change no table (6 replaced Postgres's stead_apply_mutation only): nothing here is
  * marked with it, and each dialect still has a migration of that number.
  */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /** The version that added access tokens (the `tokens` table); both dialects' migrations read it. */
 export const TOKENS_VERSION = 7;
@@ -40,6 +40,13 @@ export const DATA_KEYS_VERSION = 11;
  * (postgres/commit-function.ts). No table changes.
  */
 export const RETURNED_REFUSALS_VERSION = 12;
+
+/**
+ * The version that moved what Stead itself says about a payload out of the payload: a run's
+ * output references (`runs.output_refs`) and the kind of a wait's request (`waits.request_kind`).
+ * Rows written before it say the same in-band (`$steadRef`, a request's shape): read for ever.
+ */
+export const PAYLOAD_FIELDS_VERSION = 13;
 
 const table = <const T extends TableSpec>(t: T): T => t;
 
@@ -74,6 +81,7 @@ export const TABLES = {
       added(2, "session_id", "text"),
       added(2, "turn", "int"),
       added(3, "workspace", "text"),
+      added(13, "output_refs", "text"),
     ],
     indexes: [
       { name: "runs_claimable", columns: ["status", "definition", "created_at"] },
@@ -131,6 +139,7 @@ export const TABLES = {
       col("created_at", "bigint"),
       col("resolved_at", "bigint", true),
       col("resolved_by", "text", true),
+      added(13, "request_kind", "text"),
     ],
     // The sweeper's due waits: timers and quota parks.
     indexes: [{ name: "waits_wake", columns: ["wake_at"], where: "status = 'open' AND kind IN ('timer', 'quota')", since: 2 }],

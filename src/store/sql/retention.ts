@@ -18,7 +18,7 @@ export const TREE = `WITH RECURSIVE heads(id) AS (
     SELECT id FROM heads
     UNION SELECT c.id FROM runs c JOIN tree p ON c.parent_id = p.id
   )
-  SELECT r.id, r.status, r.updated_at, r.session_id, r.output FROM runs r JOIN tree t ON t.id = r.id ORDER BY r.id`;
+  SELECT r.id, r.status, r.updated_at, r.session_id, r.output, r.output_refs FROM runs r JOIN tree t ON t.id = r.id ORDER BY r.id`;
 
 /** The session of root ?, to take its lock (Postgres) before its turns are read. */
 export const SESSION_OF = "SELECT session_id FROM runs WHERE id = ?";
@@ -29,6 +29,7 @@ export interface TreeRow {
   updatedAt: number;
   sessionId: string | null;
   output: string | null;
+  outputRefs: string | null;
 }
 
 export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({
@@ -37,6 +38,7 @@ export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({
   updatedAt: Number(r.updated_at),
   sessionId: typeof r.session_id === "string" ? r.session_id : null,
   output: typeof r.output === "string" ? r.output : null,
+  outputRefs: typeof r.output_refs === "string" ? r.output_refs : null,
 });
 
 export interface Statement {
@@ -55,9 +57,9 @@ export interface Statement {
 export function treeWrites(tree: readonly TreeRow[], o: RetentionOptions): Statement[] {
   const out: Statement[] = [];
   const pruned = JSON.stringify({ by: "retention", endedBefore: o.endedBefore, summary: o.keepSummary });
-  for (const { id, output } of tree) {
+  for (const { id, output, outputRefs } of tree) {
     out.push({ sql: "INSERT INTO events (run_id, type, at, data) VALUES (?, 'run.pruned', ?, ?)", params: [id, o.at, pruned] });
-    const keep = o.keepSummary ? [...new Set(o.summaryKeeps?.(output, id) ?? [])] : [];
+    const keep = o.keepSummary ? [...new Set(o.summaryKeeps?.({ output, outputRefs }, id) ?? [])] : [];
     out.push(keep.length ? { sql: `DELETE FROM steps WHERE run_id = ? AND step_id NOT IN (${keep.map(() => "?").join(", ")})`, params: [id, ...keep] } : { sql: "DELETE FROM steps WHERE run_id = ?", params: [id] });
     for (const t of ["waits", "holds", "snapshots"]) out.push({ sql: `DELETE FROM ${t} WHERE run_id = ?`, params: [id] });
     out.push({ sql: "DELETE FROM events WHERE run_id = ? AND type <> 'run.pruned'", params: [id] });

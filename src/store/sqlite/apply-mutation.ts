@@ -79,6 +79,7 @@ export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => 
       };
       if (p.status !== undefined) column("status", p.status);
       if (p.output !== undefined) column("output", p.output);
+      if (p.outputRefs !== undefined) column("output_refs", p.outputRefs);
       if (p.error !== undefined) column("error", p.error);
       if (p.fingerprint !== undefined) column("fingerprint", p.fingerprint);
       // A step commit asks for lostClaims 0, almost always already so: skipping the no-op update
@@ -97,11 +98,11 @@ export function mutationApplier(w: SqliteWrites): (m: Mutation, now: number) => 
     snapshots: (m) => w.upsertSnapshots(m.runId, m.snapshots ?? []),
     waits: (m, _cur, now) => {
       const s = w.stmt(
-        `INSERT INTO waits (run_id, name, kind, status, seq, request, wake_at, created_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?)
+        `INSERT INTO waits (run_id, name, kind, status, seq, request, request_kind, wake_at, created_at) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)
          ON CONFLICT (run_id, name) DO UPDATE SET kind = excluded.kind, status = 'open', seq = excluded.seq, request = excluded.request,
-           wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL`,
+           request_kind = excluded.request_kind, wake_at = excluded.wake_at, result = NULL, resolved_at = NULL, resolved_by = NULL`,
       );
-      for (const x of m.waits ?? []) s.run(m.runId, x.name, x.kind, x.seq, x.request ?? null, x.wakeAt ?? null, now);
+      for (const x of m.waits ?? []) s.run(m.runId, x.name, x.kind, x.seq, x.request ?? null, x.requestKind ?? null, x.wakeAt ?? null, now);
     },
     reopenWaits: (m) => {
       const s = w.stmt("UPDATE waits SET status = 'open', result = NULL, resolved_at = NULL, resolved_by = NULL WHERE run_id = ? AND name = ? AND status = 'cancelled'");

@@ -4,7 +4,7 @@
  * Each migration runs in one transaction together with its row in `stead_migrations`.
  */
 import { ddlSince } from "../schema/ddl.js";
-import { DATA_KEYS_VERSION, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
+import { DATA_KEYS_VERSION, PAYLOAD_FIELDS_VERSION, RETURNED_REFUSALS_VERSION } from "../schema/tables.js";
 import type { Migration } from "../sql/migration-log.js";
 import { RELEASED_MIGRATIONS } from "./released-migrations.js";
 
@@ -24,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
       -- SQLite's commitTransaction already opens a savepoint only for a unit refused after it wrote.
     `,
   },
+  { version: PAYLOAD_FIELDS_VERSION, name: "what Stead says about a payload, beside it: output references, a wait's request kind", sql: ddlSince("sqlite", PAYLOAD_FIELDS_VERSION) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
