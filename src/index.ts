@@ -44,7 +44,7 @@ export type { Role, Action, Tokens, TokenInfo, CreatedToken, TokenCheck, TokenRe
 export { Session } from "./engine/sessions.js";
 export type { SessionView, TurnOutcome } from "./engine/sessions.js";
 export { Worker } from "./worker/worker.js";
-export type { Checkpoint, RestoreHook } from "./worker/restore-hooks.js";
+export type { Checkpoint, RestoreHook } from "./worker/restore-gate.js";
 export type { WorkspaceOptions } from "./engine/run-workspace.js";
 export { checkWorkspace } from "./workspace/workspace-path.js";
 export { gcWorkspaces, restoreSnapshot, diffSnapshots } from "./workspace/lazy.js";

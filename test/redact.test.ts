@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { SteadError } from "../src/index.js";
 import { describeThrown } from "../src/thrown.js";
 import { holdsToken, redactTokens, REDACTED_TOKEN } from "../src/redaction/redact.js";
-import { redactSecrets } from "../src/worker/worker.js";
+import { redactSecrets } from "../src/worker/execution-deps.js";
 import { newTokenSecret } from "../src/engine/access/token-secret.js";
 
 const secret = newTokenSecret();

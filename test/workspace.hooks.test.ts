@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { workflow, type Stead, type Worker, type WorkerOptions } from "../src/index.js";
 import { TRANSFER_TABLES, type Store, type TransferRow } from "../src/store/types.js";
-import type { Checkpoint, RestoreHook } from "../src/worker/restore-hooks.js";
+import type { Checkpoint, RestoreHook } from "../src/worker/restore-gate.js";
 import { FAST_FOLLOW, steadHarness, tempDir } from "./helpers/temp-store.js";
 import { deferred, waitUntil } from "./helpers/waiting.js";
 

@@ -6,8 +6,8 @@ import { SteadError } from "../errors.js";
 import { Option, type Command } from "commander";
 import type { AnyDefinition } from "../engine/definition.js";
 import type { Stead } from "../stead/stead.js";
+import type { ExecutionOutcome } from "../engine/execution/index.js";
 import type { Worker } from "../worker/worker.js";
-import { describeOutcome } from "../worker/worker.js";
 import type { WorkspacePolicy } from "../workspace/restore.js";
 import { retentionAge } from "../engine/retention.js";
 import { parseDuration } from "../engine/durations.js";
@@ -74,4 +74,21 @@ export function checkWorkerOptions(o: WorkerCliOptions): { concurrency: number; 
     pollMs: parseDuration(o.poll ?? "200", "--poll"),
     ...(o.deleteFinishedBefore === undefined ? {} : { retention: { finishedBefore: retentionAge(o.deleteFinishedBefore, "--delete-finished-before"), keepSummary: o.keepSummary ?? false } }),
   };
+}
+
+function describeOutcome(o: ExecutionOutcome): string {
+  switch (o.kind) {
+    case "failed":
+      return `failed: ${o.error}`;
+    case "waiting":
+      return `waiting for ${o.wait}`;
+    case "held":
+      return `held (${o.hold}): ${o.reason}`;
+    case "aborted":
+      return `aborted${o.error ? `: ${o.error}` : ""}`;
+    case "storage":
+      return `handed back: ${o.error}`;
+    default:
+      return o.kind;
+  }
 }

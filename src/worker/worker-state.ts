@@ -5,13 +5,13 @@ import { checkTransition, type TransitionTable } from "../engine/transitions.js"
  * DRAINING, DRAINED, STOPPED, FAILED), as this worker lives it.
  *
  * Not lifecycle states, because no transition depends on them:
- * - Presence in a shared store (worker.ts `attachment`): it comes and goes while running (a
+ * - Presence in a shared store (presence.ts): it comes and goes while running (a
  *   database restart) and only says whether a claim may be made now.
  * - A full store (storage-guard.ts): while running, the guard pauses claims, sweeps and new steps,
  *   and lifts the pause by itself when a probe finds room; a paused worker stops, fails or is
  *   aborted exactly as a running one.
  * - The claim loop's tick in progress and a kick during it (claim-loop.ts), and the heartbeat's
- *   renewal in flight (worker.ts `renewing`): re-entrancy guards of two loops. The claim loop runs
+ *   renewal in flight (lease-keeping.ts `renewing`): re-entrancy guards of two loops. The claim loop runs
  *   only while `claims` holds; the heartbeat from start() until the worker is stopped or failed,
  *   through stopping, draining and drained, so no lease lapses while runs are handed back.
  */
