@@ -259,7 +259,7 @@ export class Stead {
   async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<Replayable<{ id: string }>> {
     if (!isDefinition(definition)) {
       throw new SteadError("STEAD_INVALID_DEFINITION", "start() needs a definition made with workflow()", {
-        fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
+        fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.runs.start(w, input)',
       });
     }
     if (options.id !== undefined) checkChosenRunId(options.id);
