@@ -62,7 +62,7 @@ export async function httpControlRates(dir: string, runs: number): Promise<HttpC
     const approve = (offset: number) => (i: number) => post(agent, `${api}/runs/${encodeURIComponent(ids[offset + i] as string)}/waits/go/approve`, token, {});
     const coldApprovalsPerSec = await concurrently(runs, approve(0));
     const approvalsPerSec = await concurrently(runs, approve(runs));
-    const answered = await stead.count({ status: ["pending"] });
+    const answered = await stead.runs.count({ status: ["pending"] });
     if (answered !== 2 * runs) throw new Error(`${answered} of ${2 * runs} runs approved through the API are pending again`);
     return { startsPerSec, approvalsPerSec, coldStartsPerSec, coldApprovalsPerSec };
   } finally {

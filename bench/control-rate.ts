@@ -42,10 +42,10 @@ export async function controlRates(dir: string, runs: number): Promise<{ startsP
   try {
     await stead.ready();
     const ids: string[] = [];
-    const startsPerSec = await concurrently(runs, async () => ids.push((await stead.start(parked, null)).id));
+    const startsPerSec = await concurrently(runs, async () => ids.push((await stead.runs.start(parked, null)).id));
     await parkAll(stead, runs);
-    const approvalsPerSec = await concurrently(runs, (i) => stead.approve(ids[i] as string, "go"));
-    const answered = await stead.count({ status: ["pending"] });
+    const approvalsPerSec = await concurrently(runs, (i) => stead.runs.approve(ids[i] as string, "go"));
+    const answered = await stead.runs.count({ status: ["pending"] });
     if (answered !== runs) throw new Error(`${answered} of ${runs} approved runs are pending again`);
     return { startsPerSec, approvalsPerSec };
   } finally {

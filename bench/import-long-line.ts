@@ -29,7 +29,7 @@ export async function dumpWithBigFile(dir: string): Promise<{ dump: string; byte
     if (run.status !== "completed") throw new Error(`the bench's run ended ${run.status}`);
     const dump = join(dir, "big.dump");
     const out = createWriteStream(dump);
-    await stead.exportDump(out);
+    await stead.admin.exportDump(out);
     await new Promise<void>((done, fail) => out.once("error", fail).end(() => done()));
     return { dump, bytes: statSync(dump).size };
   } finally {
@@ -62,7 +62,7 @@ export async function importDumpMs(file: string, store: string): Promise<number>
   try {
     await stead.ready();
     const t0 = performance.now();
-    await stead.importDump(() => createReadStream(file));
+    await stead.admin.importDump(() => createReadStream(file));
     return performance.now() - t0;
   } finally {
     await stead.close();

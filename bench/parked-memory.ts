@@ -20,7 +20,7 @@ export const parked = lib.workflow(NAME, { version: VERSION }, async (ctx) => {
 export async function announceParked(stead: ReturnType<typeof lib.createStead>): Promise<void> {
   const announcer = stead.worker({ definitions: [parked], pollMs: 20 });
   announcer.start();
-  for (let tries = 0; (await stead.definitions({ name: parked.name })).length === 0; tries++) {
+  for (let tries = 0; (await stead.definitions.list({ name: parked.name })).length === 0; tries++) {
     if (tries > 500) throw new Error(`the worker did not announce ${parked.name} in 10 s`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -62,7 +62,7 @@ worker.on("outcome", (_id, o) => {
   if (o.kind !== "waiting") { console.error("a run ended " + o.kind); process.exit(3); }
   if (++parked === toPark) allParked();
 });
-for (let i = 0; i < toPark; i++) await stead.start(run, null);
+for (let i = 0; i < toPark; i++) await stead.runs.start(run, null);
 worker.start();
 if (toPark > 0) await done;
 await new Promise((r) => setTimeout(r, Number(process.argv[3])));
@@ -97,11 +97,11 @@ await stead.close();
 async function seedParked(store: string, count: number): Promise<void> {
   const stead = lib.createStead({ store });
   try {
-    const { id } = await stead.start(parked, null);
+    const { id } = await stead.runs.start(parked, null);
     const worker = stead.worker({ definitions: [parked], concurrency: 1, pollMs: 20 });
     worker.start();
     const deadline = Date.now() + 30_000;
-    while ((await stead.get(id)).status !== "waiting") {
+    while ((await stead.runs.get(id)).status !== "waiting") {
       if (Date.now() > deadline) throw new Error(`the parked-runs template run ${id} did not reach its approval`);
       await new Promise((r) => setTimeout(r, 10));
     }

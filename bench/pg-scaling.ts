@@ -125,7 +125,7 @@ export async function scalingPoint(url: string, dir: string, workers: number, ru
   const stead = lib.createStead({ store: url });
   const procs: ReturnType<typeof spawnWorker>[] = [];
   try {
-    for (let r = 0; r < runs; r++) await stead.start(scalingRun, { steps });
+    for (let r = 0; r < runs; r++) await stead.runs.start(scalingRun, { steps });
     const commits0 = await committed(url);
     const server0 = postgresTicks();
     const machine0 = machineTicks();
@@ -133,9 +133,9 @@ export async function scalingPoint(url: string, dir: string, workers: number, ru
     for (let w = 0; w < workers; w++) procs.push(spawnWorker(script, url, concurrency));
     const deadline = Date.now() + DONE_WITHIN_MS;
     for (;;) {
-      const done = await stead.count({ status: ["completed"] });
+      const done = await stead.runs.count({ status: ["completed"] });
       if (done === runs) break;
-      const failed = await stead.count({ status: ["failed", "cancelled"] });
+      const failed = await stead.runs.count({ status: ["failed", "cancelled"] });
       if (failed > 0) throw new Error(`${failed} scaling runs ended without completing; worker stderr: ${procs.map((p) => p.stderr()).join(" | ")}`);
       if (Date.now() > deadline) throw new Error(`${workers} workers completed ${done} of ${runs} runs in ${DONE_WITHIN_MS / 1000} s; worker stderr: ${procs.map((p) => p.stderr()).join(" | ")}`);
       await new Promise((r) => setTimeout(r, 100));

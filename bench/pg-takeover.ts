@@ -160,17 +160,17 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
 
     // The live worker and its runs, running for the whole measurement.
     const live: string[] = [];
-    for (let i = 0; i < LIVE_RUNS; i++) live.push((await stead.start(takeoverRun, { steps: ENDLESS, stepMs: LIVE_STEP_MS })).id);
+    for (let i = 0; i < LIVE_RUNS; i++) live.push((await stead.runs.start(takeoverRun, { steps: ENDLESS, stepMs: LIVE_STEP_MS })).id);
     const c = spawnWorker(script, url, "c", { BENCH_CONCURRENCY: String(LIVE_RUNS) });
     children.push(c);
-    for (const id of live) await until(`live run ${id} to run on worker c`, async () => ((await stead.get(id)).lease?.host === "c" ? true : undefined));
+    for (const id of live) await until(`live run ${id} to run on worker c`, async () => ((await stead.runs.get(id)).lease?.host === "c" ? true : undefined));
 
     for (let r = 0; r < repeats; r++) {
-      const { id } = await stead.start(takeoverRun, { steps: ENDLESS, stepMs: TAKEOVER_STEP_MS });
+      const { id } = await stead.runs.start(takeoverRun, { steps: ENDLESS, stepMs: TAKEOVER_STEP_MS });
       const a = spawnWorker(script, url, "a");
       children.push(a);
       await until(`run ${id} to run on worker a with 20 steps done`, async () => {
-        const run = await stead.get(id);
+        const run = await stead.runs.get(id);
         if (run.lease?.host !== "a") return undefined;
         return (await stead.store.journal(id)).length >= 20 ? true : undefined;
       });
@@ -181,7 +181,7 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
       await until("worker b to hold its liveness lock", async () => ((await livenessLocks()) > before ? true : undefined));
       await sleep(300 + Math.random() * 500);
 
-      const lastSeq = (await stead.events({ runId: id, limit: 100_000 })).at(-1)?.seq ?? 0;
+      const lastSeq = (await stead.runs.events({ runId: id, limit: 100_000 })).at(-1)?.seq ?? 0;
       const killedAt = Date.now() + result.clockOffsetMs;
       a.child.kill("SIGKILL");
       killed.set(a.pid, killedAt);
@@ -190,7 +190,7 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
       const after = await until(
         `worker b's first step of run ${id} after the kill`,
         async () => {
-          const evs = await stead.events({ runId: id, afterSeq: lastSeq });
+          const evs = await stead.runs.events({ runId: id, afterSeq: lastSeq });
           const claim = evs.find((e) => e.type === "run.claimed" && e.data.host === "b");
           const step = claim && evs.find((e) => e.type === "step.completed" && e.seq > claim.seq);
           return claim && step ? { evs, claim, step } : undefined;
@@ -204,7 +204,7 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
       if (expired) result.detectMs.push(expired.at - killedAt);
       result.paths.push(expired ? String(expired.data.reason) : "lease timed out");
 
-      await stead.cancel(id, { reason: "takeover bench repetition done" });
+      await stead.runs.cancel(id, { reason: "takeover bench repetition done" });
       await stopWorker(b);
       if (after.step.at - killedAt > GIVE_UP_MS) {
         result.skipped = `stopped after repetition ${r + 1}: takeover took over ${GIVE_UP_MS / 1000} s`;
@@ -213,7 +213,7 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
     }
 
     // Every claim of a run that was running: its previous owner must be a process the bench killed.
-    const events = await stead.events({ limit: 1_000_000 });
+    const events = await stead.runs.events({ limit: 1_000_000 });
     const lastClaim = new Map<string, { pid: number; host: string }>();
     for (const e of events) {
       if (e.type !== "run.claimed") continue;
@@ -230,9 +230,9 @@ export async function takeoverLatency(url: string, dir: string, repeats: number)
       lastClaim.set(e.runId, { pid: Number(e.data.pid), host: String(e.data.host) });
     }
     for (const id of live) {
-      const run = await stead.get(id);
+      const run = await stead.runs.get(id);
       if (run.status !== "running" || run.lease?.host !== "c") result.liveTakeovers.push(`live run ${id} is ${run.status} on ${run.lease?.host ?? "no host"}, not running on worker c`);
-      await stead.cancel(id, { reason: "takeover bench done" });
+      await stead.runs.cancel(id, { reason: "takeover bench done" });
     }
     return result;
   } catch (e) {

@@ -31,9 +31,9 @@ export async function seedRetentionStore(path: string, old: number, kept: number
     for (let i = 0; i < old + kept; i++) {
       const id = `${i < old ? "old" : "kept"}-${String(i).padStart(5, "0")}`;
       ids.push(id);
-      await stead.start(flow, { n: i, note: "lorem ipsum ".repeat(80) }, { id });
+      await stead.runs.start(flow, { n: i, note: "lorem ipsum ".repeat(80) }, { id });
     }
-    for (const id of ids) await stead.waitFor(id, { timeoutMs: 300_000, pollMs: 100 });
+    for (const id of ids) await stead.runs.waitFor(id, { timeoutMs: 300_000, pollMs: 100 });
   } finally {
     await w.stop({ graceMs: 1_000 });
     await stead.close();
@@ -55,7 +55,7 @@ export async function gcMs(seeded: string, copy: string, secureDelete: boolean):
   try {
     await stead.ready();
     const t0 = performance.now();
-    const r = await stead.deleteFinishedRuns({ finishedBefore: "30d" });
+    const r = await stead.runs.deleteFinished({ finishedBefore: "30d" });
     const ms = performance.now() - t0;
     if (r.runs === 0) throw new Error("the bench's retention deleted no run");
     return ms;

@@ -83,7 +83,7 @@ interface RoundResult {
 async function round(dir: string, served: ServedCli, n: number, label: string): Promise<RoundResult> {
   const stead = lib.createStead({ store: join(dir, "stead.db") });
   try {
-    const { id } = await stead.start(chatty, { steps: STEPS }, { id: `streams-${label}` });
+    const { id } = await stead.runs.start(chatty, { steps: STEPS }, { id: `streams-${label}` });
     const pid = served.child.pid ?? 0;
     const rssBefore = rssBytes(pid);
     const subs = Array.from({ length: n }, () => subscribe(new URL(served.url), id));
@@ -96,7 +96,7 @@ async function round(dir: string, served: ServedCli, n: number, label: string): 
     await Promise.all(subs.map((s) => s.done));
     const deliveredAt = Math.max(...subs.map((s) => s.lastAt));
     await worker.stop();
-    const expected = (await stead.events({ runId: id })).map((e) => e.seq);
+    const expected = (await stead.runs.events({ runId: id })).map((e) => e.seq);
     for (const [i, s] of subs.entries()) {
       if (s.seqs.join(",") !== expected.join(",")) throw new Error(`subscriber ${i} of ${n} saw ${s.seqs.length} events, not the run's ${expected.length} in order`);
     }

@@ -68,7 +68,7 @@ export async function sessionStorage(dir: string, turns: number): Promise<Transc
   let last = "";
   for (let i = 0; i < turns; i++) last = (await session.send(prose(i + 1, 50 + ((i * 37) % 350)))).runId;
   const worker = stead.worker({ definitions: [support], pollMs: 5, concurrency: 1 }).start();
-  await stead.waitFor(last, { timeoutMs: 600_000, pollMs: 100 });
+  await stead.runs.waitFor(last, { timeoutMs: 600_000, pollMs: 100 });
   await worker.stop();
   await stead.close();
   const transcript = [...lastPrompt.filter((m) => m.role !== "system"), { role: "assistant", content: [{ type: "text", text: lastAnswer }] }];

@@ -33,7 +33,7 @@ export async function steadSequential(
   const where = options.synchronous && typeof store === "string" ? stores.openSqliteStore({ path: store, synchronous: options.synchronous }) : store;
   const stead = lib.createStead({ store: where, ...(options.encryption ? { encryption: options.encryption } : {}) });
   try {
-    const { id } = await stead.start(sequential, { steps });
+    const { id } = await stead.runs.start(sequential, { steps });
     const worker = stead.worker({ definitions: [sequential], concurrency: 1 });
     const outcome = new Promise<string>((resolve) => worker.on("outcome", (runId, o) => runId === id && resolve(o.kind)));
     const commits = options.timeCommits ? timeCommits(stead.store) : { ms: NaN, calls: 0 };

@@ -28,7 +28,7 @@ export async function steadConcurrent(
   const stead = lib.createStead({ store, ...(encryption ? { encryption } : {}) });
   try {
     const ids = new Set<string>();
-    for (let r = 0; r < runs; r++) ids.add((await stead.start(concurrent, { steps })).id);
+    for (let r = 0; r < runs; r++) ids.add((await stead.runs.start(concurrent, { steps })).id);
     const worker = stead.worker({ definitions: [concurrent], concurrency: runs });
     const failures: string[] = [];
     const allDone = new Promise<void>((resolve) => {

@@ -92,10 +92,10 @@ export async function recoveryMs(dir: string, via: "library" | "cli", steps = 20
   const stead = lib.createStead({ store });
   const next = `s-${killAfter + 1}`;
   try {
-    const { id } = await stead.start(recoveryRun, { steps });
+    const { id } = await stead.runs.start(recoveryRun, { steps });
     const crashed = await spawnChild([scripts.worker, store], { ...cleanEnv(), STEAD_CRASH_AT: `after-commit:s-${killAfter}` }).exited;
     if (crashed.signal !== "SIGKILL") throw new Error(`W3 worker was expected to be SIGKILLed at s-${killAfter}; it exited ${crashed.code ?? crashed.signal}: ${crashed.stderr}`);
-    const before = (await stead.journal(id)).filter((s) => s.status === "completed").length;
+    const before = (await stead.runs.journal(id)).filter((s) => s.status === "completed").length;
     if (before !== killAfter) throw new Error(`W3: ${before} steps were journaled at the kill, expected ${killAfter}`);
 
     const spawnedAt = Date.now();
@@ -106,7 +106,7 @@ export async function recoveryMs(dir: string, via: "library" | "cli", steps = 20
       // `stead worker` runs until signalled: stop it once the run has completed.
       const cli = spawnChild([CLI, "worker", scripts.definition, "--store", store], cleanEnv());
       const deadline = Date.now() + 30_000;
-      while ((await stead.get(id)).status !== "completed") {
+      while ((await stead.runs.get(id)).status !== "completed") {
         if (cli.child.exitCode !== null || Date.now() > deadline) {
           cli.child.kill("SIGKILL");
           const r = await cli.exited;
@@ -118,12 +118,12 @@ export async function recoveryMs(dir: string, via: "library" | "cli", steps = 20
       const r = await cli.exited;
       if (r.code !== 0) throw new Error(`W3 \`stead worker\` exited ${r.code ?? r.signal} on SIGTERM: ${r.stderr}`);
     }
-    const events = await stead.events({ runId: id });
+    const events = await stead.runs.events({ runId: id });
     const resumedAt = events.find((e) => e.type === "step.completed" && e.data.step === next);
     if (!resumedAt) throw new Error(`W3: no step.completed event for ${next}`);
     const again = events.filter((e) => e.type === "step.completed" && e.data.step === `s-${killAfter}`).length;
     if (again !== 1) throw new Error(`W3: step s-${killAfter} completed ${again} times; a completed step must never run again`);
-    if ((await stead.get(id)).status !== "completed") throw new Error(`W3 run ${id} did not complete after recovery`);
+    if ((await stead.runs.get(id)).status !== "completed") throw new Error(`W3 run ${id} did not complete after recovery`);
     return resumedAt.at - spawnedAt;
   } finally {
     await stead.close();

@@ -55,7 +55,7 @@ export async function approvalToNextStep(location: string, repeats: number, poll
   try {
     for (let i = 0; i < repeats; i++) {
       const key = `r${i}`;
-      const { id } = await stead.start(flow, { id: key });
+      const { id } = await stead.runs.start(flow, { id: key });
       await until("the run to park", () => parked.has(id));
       // At a point of the poll's cycle that varies from one repeat to the next.
       await new Promise((r) => setTimeout(r, 50 + ((i * 397) % Math.max(1, pollMs / 2))));

@@ -3,12 +3,20 @@
  *
  *   const stead = createStead();                       // embedded SQLite in ./.stead/stead.db
  *   export const triage = workflow("triage", async (ctx, input) => { ... ctx.step(...) ... });
- *   await stead.start(triage, input);                  // any worker with `triage` runs it
+ *   await stead.runs.start(triage, input);             // any worker with `triage` runs it
  *   stead.worker({ definitions: [triage] }).start();
  */
 export { createStead } from "./stead/create-stead.js";
 export { Stead } from "./stead/stead.js";
 export type { SteadOptions, StartOptions, FollowOptions, EncryptionOptions } from "./stead/stead.js";
+export type { SteadRuns } from "./stead/namespaces/runs.js";
+export type { SteadSessions } from "./stead/namespaces/sessions.js";
+export type { SteadWorkspaces } from "./stead/namespaces/workspaces.js";
+export type { SteadDefinitions } from "./stead/namespaces/definitions.js";
+export type { SteadWaits } from "./stead/namespaces/waits.js";
+export type { SteadHolds } from "./stead/namespaces/holds.js";
+export type { SteadKeys } from "./stead/namespaces/keys.js";
+export type { SteadAdmin } from "./stead/namespaces/admin.js";
 export { createKeyFile, envKeyProvider, keyFileProvider, localKey, type KeyProvider } from "./store/encryption/key-providers.js";
 export type { RedactionOptions } from "./redaction/redactor.js";
 export { workflow, isDefinition } from "./engine/definition.js";

@@ -22,14 +22,14 @@ describe("a forced stop is not an outcome", () => {
     });
     const def = agent("slow-talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
-    const { id } = await stead.start(def, "hello");
+    const { id } = await stead.runs.start(def, "hello");
     const doomed = h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
     await waitUntil("the first model request", () => Promise.resolve(s.requests.length === 1));
     await waitUntil("model-1's intent", async () => hasStep("model-1", "intent")(await stead.store.journal(id)));
     await doomed.stop({ graceMs: 20 });
 
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    const run = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const run = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(run.error).toBeNull();
     expect(run.status).toBe("completed");
     expect(run.output).toMatchObject({ text: "the answer" });
@@ -54,13 +54,13 @@ describe("a forced stop is not an outcome", () => {
       },
     });
     const stead = h.create();
-    const { id } = await stead.start(def, "wait for it");
+    const { id } = await stead.runs.start(def, "wait for it");
     const doomed = h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
     await waitUntil("the tool to run", () => Promise.resolve(runs.length === 1));
     doomed.abortAll();
 
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    const run = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const run = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(run.status).toBe("completed");
     expect(runs).toHaveLength(2);
     expect(toolResult(s.requests.find(hasToolResults), "c1")).toBe("waited");

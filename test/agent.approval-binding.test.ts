@@ -40,17 +40,17 @@ it("a decision made for another call is not applied: approval.stale, and the cal
   ]);
   expect(r?.ok).toBe(true);
 
-  const after = await stead.follow(run.id, [def], FAST_FOLLOW);
+  const after = await stead.runs.follow(run.id, [def], FAST_FOLLOW);
   expect(after.status).toBe("waiting");
   expect(paid).toEqual([]);
-  const open = (await stead.waits(run.id)).filter((w) => w.status === "open");
+  const open = (await stead.runs.waits(run.id)).filter((w) => w.status === "open");
   expect(open.map((w) => w.name)).toEqual(["approve:c1.2"]);
-  const stale = (await stead.events({ runId: run.id })).filter((e) => e.type === "approval.stale");
+  const stale = (await stead.runs.events({ runId: run.id })).filter((e) => e.type === "approval.stale");
   expect(stale).toHaveLength(1);
 
   // Its own decision runs it.
-  await stead.approve(run.id, "approve:c1.2", { by: "alice" });
-  const done = await stead.follow(run.id, [def], FAST_FOLLOW);
+  await stead.runs.approve(run.id, "approve:c1.2", { by: "alice" });
+  const done = await stead.runs.follow(run.id, [def], FAST_FOLLOW);
   expect(done.status).toBe("completed");
   expect(paid).toEqual([500]);
 });

@@ -52,7 +52,7 @@ async function parked(stead: Stead, def: ReturnType<typeof agent>, s: ProviderSe
 
 /** Everything a refused decision must leave untouched. */
 async function snapshot(stead: Stead, runId: string) {
-  return { run: await stead.get(runId), waits: await stead.waits(runId), journal: await stead.journal(runId), events: await eventsOf(stead, runId) };
+  return { run: await stead.runs.get(runId), waits: await stead.runs.waits(runId), journal: await stead.runs.journal(runId), events: await eventsOf(stead, runId) };
 }
 
 describe("a tool call that needs approval", () => {
@@ -61,7 +61,7 @@ describe("a tool call that needs approval", () => {
     const stead = h.create();
     const run = await parked(stead, def, s);
 
-    const waits = await stead.waits(run.id);
+    const waits = await stead.runs.waits(run.id);
     expect(waits).toHaveLength(1);
     expect(waits[0]).toMatchObject({ name: "approve:c1", kind: "approval", status: "open" });
     const request = waits[0]?.request as Record<string, unknown>;
@@ -75,7 +75,7 @@ describe("a tool call that needs approval", () => {
       ["approve:c1", "approval", "waiting"],
     ]);
 
-    const why = await stead.why(run.id);
+    const why = await stead.runs.why(run.id);
     expect(why.text).toContain(`approval of tool call deploy({"env":"prod"}) [call c1, fingerprint ${callFingerprint("deploy", { env: "prod" })}]`);
     expect(why.waysOut.map(({ verb, runId, args, supply }) => ({ verb, runId, args, supply }))).toEqual(
       expect.arrayContaining([
@@ -91,14 +91,14 @@ describe("a tool call that needs approval", () => {
     const { s, def, ran } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
-    await stead.approve(run.id, "approve:c1", { by: "ann", reason: "release window" });
-    const done = await stead.follow(run.id, [def], FAST_FOLLOW);
+    await stead.runs.approve(run.id, "approve:c1", { by: "ann", reason: "release window" });
+    const done = await stead.runs.follow(run.id, [def], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(ran).toEqual([{ env: "prod" }]);
     expect(toolResult(s.requests[1], "c1")).toBe("deployed to prod");
     const [ev] = await eventsOf(stead, run.id, "approval.approved");
     expect(ev?.data).toEqual({ wait: "approve:c1", by: "ann", reason: "release window" });
-    const [w] = await stead.waits(run.id);
+    const [w] = await stead.runs.waits(run.id);
     expect(w).toMatchObject({ status: "resolved", resolvedBy: "ann", result: { approved: true, by: "ann", reason: "release window" } });
     expect(typeof (w?.result as { at?: unknown }).at).toBe("number");
   });
@@ -107,8 +107,8 @@ describe("a tool call that needs approval", () => {
     const { s, def, ran } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
-    await stead.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging", note: "not prod on a Friday" } });
-    const done = await stead.follow(run.id, [def], FAST_FOLLOW);
+    await stead.runs.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging", note: "not prod on a Friday" } });
+    const done = await stead.runs.follow(run.id, [def], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(ran).toEqual([{ env: "staging", note: "not prod on a Friday" }]);
     expect(toolResult(s.requests[1], "c1")).toBe("deployed to staging");
@@ -128,15 +128,15 @@ describe("a tool call that needs approval", () => {
       [{ env: "prod", note: 42 }, /\/note must be string/],
       ["prod", /must be object/],
     ] as const) {
-      const e = await caught(() => stead.approve(run.id, "approve:c1", { by: "ann", input }));
+      const e = await caught(() => stead.runs.approve(run.id, "approve:c1", { by: "ann", input }));
       expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(problem) as string });
       expect((e as Error).message).toContain("the edited arguments for deploy do not match its input schema");
     }
     expect(await snapshot(stead, run.id)).toEqual(before);
 
     // The wait still takes a valid decision.
-    await stead.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging" } });
-    expect((await stead.follow(run.id, [def], FAST_FOLLOW)).status).toBe("completed");
+    await stead.runs.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging" } });
+    expect((await stead.runs.follow(run.id, [def], FAST_FOLLOW)).status).toBe("completed");
     expect(ran).toEqual([{ env: "staging" }]);
   });
 
@@ -144,8 +144,8 @@ describe("a tool call that needs approval", () => {
     const { s, def, ran } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
-    await stead.deny(run.id, "approve:c1", { by: "bob", reason: "change freeze until Monday" });
-    const done = await stead.follow(run.id, [def], FAST_FOLLOW);
+    await stead.runs.deny(run.id, "approve:c1", { by: "bob", reason: "change freeze until Monday" });
+    const done = await stead.runs.follow(run.id, [def], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(ran).toEqual([]);
     expect(s.requests).toHaveLength(2);
@@ -164,9 +164,9 @@ describe("a tool call that needs approval", () => {
     const stead = h.create();
     const run = await parked(stead, def, s);
     const before = await snapshot(stead, run.id);
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { reason: "no", scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
-    expect(await caught(() => stead.approve(run.id, "approve:c1", { scope: "forever" as never }))).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining('unknown scope "forever"') as string });
+    expect(await caught(() => stead.runs.deny(run.id, "approve:c1", { reason: "no", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.runs.deny(run.id, "approve:c1", { reason: "no", scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.runs.approve(run.id, "approve:c1", { scope: "forever" as never }))).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining('unknown scope "forever"') as string });
     expect(await snapshot(stead, run.id)).toEqual(before);
   });
 
@@ -174,10 +174,10 @@ describe("a tool call that needs approval", () => {
     const once = await deployer({ secondCall: true });
     const stead = h.create();
     const r1 = await parked(stead, once.def, once.s);
-    await stead.approve(r1.id, "approve:c1", { by: "ann" });
-    const second = await stead.follow(r1.id, [once.def], FAST_FOLLOW);
+    await stead.runs.approve(r1.id, "approve:c1", { by: "ann" });
+    const second = await stead.runs.follow(r1.id, [once.def], FAST_FOLLOW);
     expect(second.status).toBe("waiting");
-    expect((await stead.waits(r1.id)).map((w) => [w.name, w.status])).toEqual([
+    expect((await stead.runs.waits(r1.id)).map((w) => [w.name, w.status])).toEqual([
       ["approve:c1", "resolved"],
       ["approve:c2", "open"],
     ]);
@@ -185,11 +185,11 @@ describe("a tool call that needs approval", () => {
 
     const scoped = await deployer({ secondCall: true });
     const r2 = await parked(stead, scoped.def, scoped.s);
-    await stead.approve(r2.id, "approve:c1", { by: "ann", scope: "run" });
-    const done = await stead.follow(r2.id, [scoped.def], FAST_FOLLOW);
+    await stead.runs.approve(r2.id, "approve:c1", { by: "ann", scope: "run" });
+    const done = await stead.runs.follow(r2.id, [scoped.def], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(scoped.ran).toEqual([{ env: "prod" }, { env: "prod", note: "again" }]);
-    expect((await stead.waits(r2.id)).map((w) => w.name)).toEqual(["approve:c1"]);
+    expect((await stead.runs.waits(r2.id)).map((w) => w.name)).toEqual(["approve:c1"]);
     expect((await eventsOf(stead, r2.id, "approval.approved"))[0]?.data).toEqual({ wait: "approve:c1", by: "ann", reason: null, scope: "run" });
     expect(await journalShape(stead, r2.id)).toEqual([
       ["model-1", "model", "completed"],
@@ -207,14 +207,14 @@ describe("a tool call that needs approval", () => {
     const { s, def } = await deployer();
     const stead = h.create();
     const run = await parked(stead, def, s);
-    await stead.approve(run.id, "approve:c1", { by: "ann" });
+    await stead.runs.approve(run.id, "approve:c1", { by: "ann" });
     const before = await snapshot(stead, run.id);
-    expect(await stead.approve(run.id, "approve:c1", { by: "ann" })).toMatchObject({ approved: true, by: "ann", already: true });
-    expect(await caught(() => stead.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
-    expect(await caught(() => stead.deny(run.id, "approve:c1", { by: "bob", reason: "late" }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
-    expect(await caught(() => stead.approve(run.id, "approve:c9", { by: "ann" }))).toMatchObject({ code: "STEAD_WAIT_NOT_FOUND" });
+    expect(await stead.runs.approve(run.id, "approve:c1", { by: "ann" })).toMatchObject({ approved: true, by: "ann", already: true });
+    expect(await caught(() => stead.runs.approve(run.id, "approve:c1", { by: "ann", input: { env: "staging" } }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
+    expect(await caught(() => stead.runs.deny(run.id, "approve:c1", { by: "bob", reason: "late" }))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/already approved by ann/) as unknown });
+    expect(await caught(() => stead.runs.approve(run.id, "approve:c9", { by: "ann" }))).toMatchObject({ code: "STEAD_WAIT_NOT_FOUND" });
     expect(await snapshot(stead, run.id)).toEqual(before);
-    expect(await caught(() => stead.approve("no-such-run", "approve:c1"))).toMatchObject({ code: "STEAD_RUN_NOT_FOUND" });
+    expect(await caught(() => stead.runs.approve("no-such-run", "approve:c1"))).toMatchObject({ code: "STEAD_RUN_NOT_FOUND" });
   });
 
   it("edits and scope on a plain workflow approval are refused; the wait stays open", async () => {
@@ -226,13 +226,13 @@ describe("a tool call that needs approval", () => {
     const run = await stead.run(flow, "book", FAST_FOLLOW);
     expect(run.status).toBe("waiting");
     const before = await snapshot(stead, run.id);
-    const edit = await caught(() => stead.approve(run.id, "ship", { input: { item: "car" } }));
+    const edit = await caught(() => stead.runs.approve(run.id, "ship", { input: { item: "car" } }));
     expect(edit).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining('"ship" on run') as string });
     expect((edit as Error).message).toContain("is not a tool approval");
-    expect(await caught(() => stead.approve(run.id, "ship", { scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.runs.approve(run.id, "ship", { scope: "run" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
     expect(await snapshot(stead, run.id)).toEqual(before);
-    await stead.approve(run.id, "ship", { by: "ann" });
-    expect((await stead.follow(run.id, [flow], FAST_FOLLOW)).output).toBe("shipped book");
+    await stead.runs.approve(run.id, "ship", { by: "ann" });
+    expect((await stead.runs.follow(run.id, [flow], FAST_FOLLOW)).output).toBe("shipped book");
   });
 
   it("needsApproval as a function decides per call", async () => {
@@ -258,6 +258,6 @@ describe("a tool call that needs approval", () => {
     const run = await stead.run(payer, "pay the bills", FAST_FOLLOW);
     expect(run.status).toBe("waiting");
     expect(paid).toEqual([5]);
-    expect((await stead.waits(run.id)).map((w) => w.name)).toEqual(["approve:big"]);
+    expect((await stead.runs.waits(run.id)).map((w) => w.name)).toEqual(["approve:big"]);
   });
 });

@@ -64,7 +64,7 @@ describe("stead approve / deny on an agent's tool call", () => {
     expect(ok.stdout).toContain(`approved "approve:c1" on run ${runId} (by carol)`);
     expect((await eventsOf(stead, runId, "approval.approved"))[0]?.data).toMatchObject({ by: "carol", edited: true });
 
-    expect((await stead.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
+    expect((await stead.runs.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
     expect(ran).toEqual([{ env: "staging" }]);
     expect(toolResult(s.requests[1], "c1")).toBe("deployed to staging");
   });
@@ -79,9 +79,9 @@ describe("stead approve / deny on an agent's tool call", () => {
 
     const ok = await cli(["approve", runId, "approve:c1", "--scope", "run", "--by", "carol", "--store", db], dir);
     expect(ok.code).toBe(0);
-    expect((await stead.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
+    expect((await stead.runs.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
     expect(ran).toEqual([{ env: "prod" }, { env: "staging" }]);
-    expect((await stead.waits(runId)).map((w) => w.name)).toEqual(["approve:c1"]);
+    expect((await stead.runs.waits(runId)).map((w) => w.name)).toEqual(["approve:c1"]);
     expect((await eventsOf(stead, runId, "approval.approved"))[0]?.data).toMatchObject({ by: "carol", scope: "run" });
   });
 
@@ -91,7 +91,7 @@ describe("stead approve / deny on an agent's tool call", () => {
     expect(withEdit.code).toBe(2);
     const deny = await cli(["deny", runId, "approve:c1", "--reason", "freeze until Monday", "--by", "dave", "--store", db], dir);
     expect(deny.code).toBe(0);
-    expect((await stead.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
+    expect((await stead.runs.follow(runId, [def], FAST_FOLLOW)).status).toBe("completed");
     expect(ran).toEqual([]);
     expect(toolResult(s.requests[1], "c1")).toBe("denied by dave: freeze until Monday");
   });
@@ -143,7 +143,7 @@ describe("stead send / stead sessions", () => {
 
     const worker = spawnCli(["worker", CLI_CHAT, "--poll", "20", "--store", db], dir, { env });
     try {
-      await until("both turns to end", async () => ((await stead.sessions({ sessionId: "s-cli" }))[0]?.open === 0 ? true : undefined));
+      await until("both turns to end", async () => ((await stead.sessions.list({ sessionId: "s-cli" }))[0]?.open === 0 ? true : undefined));
     } finally {
       worker.child.kill("SIGTERM");
     }
@@ -183,7 +183,7 @@ describe("stead why on a quota park", () => {
     const stead = h.create();
     const run = await stead.run(def, "hi", FAST_FOLLOW);
     expect(run.status).toBe("waiting");
-    const [wait] = await stead.waits(run.id);
+    const [wait] = await stead.runs.waits(run.id);
     const db = stead.store.location;
     const dir = tempDir();
 

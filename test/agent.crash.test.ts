@@ -74,7 +74,7 @@ async function crashAt(id: string, agentName: string, prompt: string, point: str
   return w;
 }
 
-const settled = (id: string): Promise<RunInfo> => stead.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs: 30_000, pollMs: 20 });
+const settled = (id: string): Promise<RunInfo> => stead.runs.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs: 30_000, pollMs: 20 });
 
 async function completed(id: string): Promise<RunInfo & { output: { text: string; modelCalls: number; toolCalls: number } }> {
   const run = await settled(id);
@@ -83,11 +83,11 @@ async function completed(id: string): Promise<RunInfo & { output: { text: string
 }
 
 async function stepOf(runId: string, stepId: string): Promise<StepView | undefined> {
-  return (await stead.journal(runId)).find((s) => s.id === stepId);
+  return (await stead.runs.journal(runId)).find((s) => s.id === stepId);
 }
 
 async function eventsOf(runId: string, type: string): Promise<EventView[]> {
-  return (await stead.events({ runId })).filter((e) => e.type === type);
+  return (await stead.runs.events({ runId })).filter((e) => e.type === type);
 }
 
 /** `[attempt, because]` of each step.intent event of one step. */
@@ -208,7 +208,7 @@ describe("agent run killed mid model call", () => {
     await poll(() => server.requests.find((r) => turnOf(r) === 1), "the second model call to reach the provider", 30_000);
     const before = server.requests.length;
     await first.kill();
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     expect(journalAtKill.find((s) => s.id === "model-2")).toMatchObject({ kind: "model", status: "intent", attempt: 1 });
 
     const second = spawnWorker();
@@ -245,7 +245,7 @@ describe("agent run killed mid model call", () => {
     await poll(async () => ((await streamed(1)) === partial ? true : undefined), "the first 4 pieces to be published as model.delta events", 30_000);
     const before = server.requests.length;
     await first.kill();
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     expect(journalAtKill.find((s) => s.id === "model-1")).toMatchObject({ status: "intent", attempt: 1 });
 
     const second = spawnWorker();
@@ -330,18 +330,18 @@ describe("agent run killed between a tool's intent and its result", () => {
       first = await crashAt("r1", "crashy", "charge 7", `${how}:tool:call_1`);
     }
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     expect(journalAtKill.find((s) => s.id === "tool:call_1")).toMatchObject({ kind: "tool", status: "intent", attempt: 1 });
 
     const second = spawnWorker();
     expect((await settled("r1")).status).toBe("held");
-    const holds = await stead.holds({ runId: "r1" });
+    const holds = await stead.holds.list({ runId: "r1" });
     expect(holds.map((h) => [h.kind, h.stepId])).toEqual([["ambiguous_effect", "tool:call_1"]]);
     expect(holds[0]?.details).toMatchObject({ step: "tool:call_1", attempt: 1, idempotencyKey: "r1:tool:call_1" });
     const pids = { [first.pid]: "first", [second.pid]: "second" };
     expect(toolLog("r1", "call_1", pids)).toEqual(ranBefore);
 
-    await stead.release("r1", "ambiguous_effect", { choice: "skip", by: "test" });
+    await stead.runs.release("r1", "ambiguous_effect", { choice: "skip", by: "test" });
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: `saw call_1=${INTERRUPTED}`, modelCalls: 2, toolCalls: 1 });
     expect(toolLog("r1", "call_1", pids)).toEqual(ranBefore);
@@ -356,10 +356,10 @@ describe("agent run killed between a tool's intent and its result", () => {
     script(chargeOnce("charge"));
     const first = await crashAt("r1", "crashy", "charge 7", "after-intent:tool:call_1");
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     const second = spawnWorker();
     expect((await settled("r1")).status).toBe("held");
-    await stead.release("r1", "ambiguous_effect", { choice: "retry", by: "test" });
+    await stead.runs.release("r1", "ambiguous_effect", { choice: "retry", by: "test" });
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: "saw call_1=charged 7 [r1:tool:call_1]" });
     expect(toolLog("r1", "call_1", { [first.pid]: "first", [second.pid]: "second" })).toEqual(["start 2 second", "done 2 second"]);
@@ -373,7 +373,7 @@ describe("agent run killed between a tool's intent and its result", () => {
     const first = await crashAt("r1", "crashy", "charge 7", "after-effect:tool:call_1");
     const second = spawnWorker();
     expect((await settled("r1")).status).toBe("held");
-    await stead.release("r1", "ambiguous_effect", { choice: "result", result: "charged 7 (checked by hand)", by: "test" });
+    await stead.runs.release("r1", "ambiguous_effect", { choice: "result", result: "charged 7 (checked by hand)", by: "test" });
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: "saw call_1=charged 7 (checked by hand)" });
     expect(toolLog("r1", "call_1", { [first.pid]: "first", [second.pid]: "second" })).toEqual(["start 1 first", "done 1 first"]);
@@ -385,12 +385,12 @@ describe("agent run killed between a tool's intent and its result", () => {
     script(chargeOnce("chargeChecked"));
     const first = await crashAt("r1", "crashy", "charge 7", "after-effect:tool:call_1");
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     const second = spawnWorker();
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: "saw call_1=charged 7 [r1:tool:call_1] (found by reconcile)", toolCalls: 1 });
     expect(toolLog("r1", "call_1", { [first.pid]: "first", [second.pid]: "second" })).toEqual(["start 1 first", "done 1 first"]);
-    expect(await stead.holds({ runId: "r1", open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: "r1", open: false })).toEqual([]);
     expect((await eventsOf("r1", "effect.reconciled")).map((e) => [e.data.step, e.data.outcome])).toEqual([["tool:call_1", "done"]]);
     expect(await stepOf("r1", "tool:call_1")).toMatchObject({ status: "completed", attempt: 1 });
     expectNoResponseRequestedTwice(before, journalAtKill);
@@ -402,12 +402,12 @@ describe("agent run killed between a tool's intent and its result", () => {
     script(chargeOnce("chargeChecked"));
     const first = await crashAt("r1", "crashy", "charge 7", "after-intent:tool:call_1");
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     const second = spawnWorker();
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: "saw call_1=charged 7 [r1:tool:call_1]" });
     expect(toolLog("r1", "call_1", { [first.pid]: "first", [second.pid]: "second" })).toEqual(["start 2 second", "done 2 second"]);
-    expect(await stead.holds({ runId: "r1", open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: "r1", open: false })).toEqual([]);
     expect(await intents("r1", "tool:call_1")).toEqual([
       [1, null],
       [2, "reconcile: not done"],
@@ -423,14 +423,14 @@ describe("agent run killed between a tool's intent and its result", () => {
     await box.waitForEffect((l) => l.runId === "r1" && l.stepId === "tool:call_1" && l.phase === "start", "the tool to start", 30_000);
     const before = server.requests.length;
     await first.kill();
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     expect(journalAtKill.find((s) => s.id === "tool:call_1")).toBeUndefined();
 
     const second = spawnWorker();
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: "saw call_1=value of k9", toolCalls: 1 });
     expect(toolLog("r1", "call_1", { [first.pid]: "first", [second.pid]: "second" })).toEqual(["start 1 first", "start 1 second", "done 1 second"]);
-    expect(await stead.holds({ runId: "r1", open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: "r1", open: false })).toEqual([]);
     expect(await intents("r1", "tool:call_1")).toEqual([]);
     expectNoResponseRequestedTwice(before, journalAtKill);
     expectAllWellFormed();
@@ -461,13 +461,13 @@ describe("agent run killed after a committed step, before the next", () => {
     script(threeTurns);
     const first = await crashAt("r1", "crashy", "charge 3, look up k2, charge 4", point);
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     const second = spawnWorker();
     const run = await completed("r1");
     expect(run.output).toMatchObject({ text: answer, modelCalls: 3, toolCalls: 3 });
     const pids = { [first.pid]: "first", [second.pid]: "second" };
     for (const [callId, by] of Object.entries(ranBy)) expect(toolLog("r1", callId, pids), callId).toEqual([`start 1 ${by}`, `done 1 ${by}`]);
-    expect(await stead.holds({ runId: "r1", open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: "r1", open: false })).toEqual([]);
     expectNoResponseRequestedTwice(before, journalAtKill);
     expect(server.requests.map((r) => turnOf(r))).toEqual(point === "after-effect:model-2" ? [0, 1, 1, 2] : [0, 1, 2]);
     expectAllWellFormed();
@@ -573,25 +573,25 @@ describe("an agent editing files, killed at a seeded crash point", () => {
       "upper.txt": "ALPHA BETA GAMMA DELTA",
       "words.txt": "alpha\nbeta\ngamma\ndelta",
     });
-    const cleanJournal = await stead.journal("clean");
+    const cleanJournal = await stead.runs.journal("clean");
     expect(cleanJournal.map((x) => x.id)).toEqual(EDITOR_STEPS);
 
     startEditor("r1");
     const first = await crashAt("r1", "editor", PROMPT_R1, point);
     const before = server.requests.length;
-    const journalAtKill = await stead.journal("r1");
+    const journalAtKill = await stead.runs.journal("r1");
     const second = spawnWorker();
     const run = await completed("r1");
     expect(filesOf("r1"), `crashed at ${point}`).toEqual(expected);
     expect(run.output).toEqual(clean.output);
-    expect(await stead.holds({ runId: "r1", open: false }), `crashed at ${point}`).toEqual([]);
+    expect(await stead.holds.list({ runId: "r1", open: false }), `crashed at ${point}`).toEqual([]);
     // Reads re-run only if cut off mid-call; a seeded crash point is never inside a tool, so every call ran exactly once.
     const pids = { [first.pid]: "first", [second.pid]: "second" };
     for (const s of cleanJournal.filter((x) => x.kind === "tool")) {
       const lines = toolLog("r1", s.id.slice("tool:".length), pids).filter((l) => l.startsWith("done"));
       expect(lines, `${s.id}, crashed at ${point}`).toHaveLength(1);
     }
-    expect((await stead.journal("r1")).map((s) => [s.id, s.status])).toEqual(cleanJournal.map((s) => [s.id, s.status]));
+    expect((await stead.runs.journal("r1")).map((s) => [s.id, s.status])).toEqual(cleanJournal.map((s) => [s.id, s.status]));
     expectNoResponseRequestedTwice(before, journalAtKill, server.requests.slice(cleanRequests));
     expectAllWellFormed();
     await second.terminate();

@@ -31,7 +31,7 @@ it("turn 2 sees turn 1's tool result and answer after the tool became approval-o
   const v1 = chat(s.url);
   const first = await stead.session(v1, "s1").send("first");
   h.worker(stead, { definitions: [v1] }).start();
-  expect((await stead.waitFor(first.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+  expect((await stead.runs.waitFor(first.runId, { timeoutMs: 20_000 })).status).toBe("completed");
 
   // The same agent, later: lookup now needs a person, and one model call per run is the limit.
   const v2 = chat(s.url, {
@@ -40,7 +40,7 @@ it("turn 2 sees turn 1's tool result and answer after the tool became approval-o
   });
   const second = await stead.session(v2, "s1").send("second");
   h.worker(stead, { definitions: [v2] }).start();
-  const run = await stead.waitFor(second.runId, { timeoutMs: 20_000 });
+  const run = await stead.runs.waitFor(second.runId, { timeoutMs: 20_000 });
   expect(run.status, JSON.stringify(run.error)).toBe("completed");
 
   const req = s.requests.find((r) => lastUser(r) === "second");

@@ -26,7 +26,7 @@ class Follower {
 
   /** One read of at most `limit` events; what it got. */
   async read(limit = 1000): Promise<EventView[]> {
-    const page = await this.stead.eventsAfter(this.position, { runId: this.runId, limit });
+    const page = await this.stead.runs.eventsAfter(this.position, { runId: this.runId, limit });
     this.position = page.position;
     for (const raw of page.events) {
       const e = await this.live.expand(raw);
@@ -39,7 +39,7 @@ class Follower {
   /** Reads until the run has ended and every event is read; what it showed. */
   async toEnd(): Promise<string> {
     for (;;) {
-      const done = ["completed", "failed"].includes((await this.stead.get(this.runId)).status);
+      const done = ["completed", "failed"].includes((await this.stead.runs.get(this.runId)).status);
       const got = await this.read();
       if (done && got.length === 0) return this.shown;
       await new Promise((r) => setTimeout(r, 15));
@@ -54,18 +54,18 @@ describe("live model text", () => {
     const s = await server([reply.text(text, { chunks: 120, chunkDelayMs: 8 })]);
     const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
-    const { id } = await stead.start(talker, "talk");
+    const { id } = await stead.runs.start(talker, "talk");
     h.worker(stead, { definitions: [talker], pollMs: 20 }).start();
-    await waitUntil("the first delta", async () => (await stead.events({ runId: id })).find((e) => e.type === "model.delta"), { timeoutMs: 20_000 });
+    await waitUntil("the first delta", async () => (await stead.runs.events({ runId: id })).find((e) => e.type === "model.delta"), { timeoutMs: 20_000 });
     expect(await new Follower(stead, id).toEnd()).toBe(text);
-    expect((await stead.get(id)).output).toMatchObject({ text });
+    expect((await stead.runs.get(id)).output).toMatchObject({ text });
   });
 
   it("a follower whose position is inside the text when the call is journaled shows the answer once", async () => {
     const s = await server([reply.text(text, { chunks: 120, chunkDelayMs: 8 })]);
     const talker = agent("talker", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
-    const { id } = await stead.start(talker, "talk");
+    const { id } = await stead.runs.start(talker, "talk");
     h.worker(stead, { definitions: [talker], pollMs: 20 }).start();
     const f = new Follower(stead, id);
     // One event per read until the first delta: the position is then inside the streamed text.
@@ -73,9 +73,9 @@ describe("live model text", () => {
     const seen = f.shown;
     expect(seen.length).toBeGreaterThan(0);
     expect(text.startsWith(seen) && seen !== text).toBe(true);
-    await waitUntil("the run to complete", async () => (await stead.get(id)).status === "completed", { timeoutMs: 20_000 });
+    await waitUntil("the run to complete", async () => (await stead.runs.get(id)).status === "completed", { timeoutMs: 20_000 });
     // The deltas after the position are gone; the marker brings the rest, once.
-    expect((await stead.events({ runId: id })).filter((e) => e.type === "model.delta")).toEqual([]);
+    expect((await stead.runs.events({ runId: id })).filter((e) => e.type === "model.delta")).toEqual([]);
     expect(await f.toEnd()).toBe(text);
   });
 
@@ -85,7 +85,7 @@ describe("live model text", () => {
     const stead = h.create();
     const run = await stead.run(talker, "talk", { pollMs: 20, graceMs: 1000 });
     expect(run.status).toBe("completed");
-    expect((await stead.events({ runId: run.id })).filter((e) => e.type === "model.delta")).toEqual([]);
+    expect((await stead.runs.events({ runId: run.id })).filter((e) => e.type === "model.delta")).toEqual([]);
     expect(await new Follower(stead, run.id).toEnd()).toBe(text);
   });
 });

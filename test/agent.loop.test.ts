@@ -141,7 +141,7 @@ describe("the loop", () => {
       ["tool:c3", "tool", "completed"],
       ["model-3", "model", "completed"],
     ]);
-    const journal = await stead.journal(run.id);
+    const journal = await stead.runs.journal(run.id);
     expect(journal.filter((j) => j.kind === "model")).toHaveLength(s.requests.length);
     expect(journal.filter((j) => j.kind === "model").map((j) => j.attempt)).toEqual([1, 1, 1]);
     expect(journal[0]?.output).toEqual({
@@ -228,7 +228,7 @@ describe("an agent inside a workflow", () => {
     const run = await stead.run(flow, "the week", { ...FAST_FOLLOW, definitions: [summarizer] });
     expect(run.status).toBe("completed");
     expect(run.output).toBe("published: summary: all good");
-    const [child] = (await stead.list({ definition: "summarizer" })).runs;
+    const [child] = (await stead.runs.list({ definition: "summarizer" })).runs;
     expect(child?.parentId).toBe(run.id);
     expect((child?.output as AgentOutput).text).toBe("summary: all good");
     expect(contentText(s.requests[0]?.messages[0])).toBe("summarize the week");
@@ -304,11 +304,11 @@ describe("limits", () => {
     const gate = deferred();
     const def = looper(s.url, { maxTurns: 2 }, ran, gate.promise);
     const stead = h.create();
-    const { id } = await stead.start(def, "loop");
+    const { id } = await stead.runs.start(def, "loop");
     // Cut while the second tool call runs: two model responses are journaled.
     await cutWhen(h, stead, def, id, (j) => j.some((r) => r.stepId === "model-2" && r.status === "completed") && ran.includes("c2"));
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    const run = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const run = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     gate.resolve();
     expect(run.status).toBe("failed");
     expect(run.error?.code).toBe("STEAD_AGENT_LIMIT");
@@ -327,7 +327,7 @@ describe("bad input", () => {
       const e = await caught(() => stead.run(talker, input as never, FAST_FOLLOW));
       expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: 'the input of "talker" does not match its input schema: (root): must be a prompt: a string or { prompt: string }' });
     }
-    expect((await stead.list()).runs).toEqual([]);
+    expect((await stead.runs.list()).runs).toEqual([]);
     expect(s.requests).toHaveLength(0);
     const ok = await stead.run(talker, { prompt: "hello there" }, FAST_FOLLOW);
     expect(ok.status).toBe("completed");
@@ -341,7 +341,7 @@ describe("bad input", () => {
     const stead = h.create();
     const run = await stead.run(parent, null, { ...FAST_FOLLOW, definitions: [talker] });
     expect(run.status).toBe("failed");
-    const [child] = (await stead.list({ definition: "talker" })).runs;
+    const [child] = (await stead.runs.list({ definition: "talker" })).runs;
     expect(child?.error).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: expect.stringMatching(/agent talker needs a prompt: a string or \{ prompt: string \}/) as string });
     expect(s.requests).toHaveLength(0);
   });
@@ -392,18 +392,18 @@ describe("definition changes", () => {
     const parked = await stead.run(v1, "ship it", FAST_FOLLOW);
     expect(parked.status).toBe("waiting");
     expect(parked.fingerprint).toBe(v1.fingerprint());
-    await stead.approve(parked.id, "approve:c1", { by: "ann" });
+    await stead.runs.approve(parked.id, "approve:c1", { by: "ann" });
 
-    const held = await stead.follow(parked.id, [v2], FAST_FOLLOW);
+    const held = await stead.runs.follow(parked.id, [v2], FAST_FOLLOW);
     expect(held.status).toBe("held");
-    const [hold] = await stead.holds({ runId: parked.id });
+    const [hold] = await stead.holds.list({ runId: parked.id });
     expect(hold).toMatchObject({ kind: "definition_changed", details: { recorded: v1.fingerprint(), current: v2.fingerprint() } });
     expect(s.requests).toHaveLength(1);
     expect(ran).toEqual([]);
 
     // Accepting the change resumes it under the new code.
-    await stead.release(parked.id, "definition_changed", { choice: "accept-change", by: "ann" });
-    const done = await stead.follow(parked.id, [v2], FAST_FOLLOW);
+    await stead.runs.release(parked.id, "definition_changed", { choice: "accept-change", by: "ann" });
+    const done = await stead.runs.follow(parked.id, [v2], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.fingerprint).toBe(v2.fingerprint());
     expect(ran).toEqual([{ env: "prod" }]);
@@ -418,8 +418,8 @@ describe("definition changes", () => {
     expect(again.fingerprint()).toBe(v1.fingerprint());
     const stead = h.create();
     const parked = await stead.run(v1, "ship it", FAST_FOLLOW);
-    await stead.approve(parked.id, "approve:c1");
-    const done = await stead.follow(parked.id, [again], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "approve:c1");
+    const done = await stead.runs.follow(parked.id, [again], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(ran).toEqual([{ env: "prod" }]);
   });

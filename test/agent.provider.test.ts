@@ -33,7 +33,7 @@ describe("transient failures", () => {
     ]);
     // Retries happen inside one model step: one journal row, one attempt.
     expect(await journalShape(stead, run.id)).toEqual([["model-1", "model", "completed"]]);
-    expect((await stead.journal(run.id))[0]?.attempt).toBe(1);
+    expect((await stead.runs.journal(run.id))[0]?.attempt).toBe(1);
   });
 
   it("retries exhausted: the run fails with STEAD_PROVIDER_UNAVAILABLE after exactly `attempts` tries", async () => {
@@ -60,7 +60,7 @@ describe("transient failures", () => {
     const run = await stead.run(talker(s.url), "hi", { ...FAST_FOLLOW, onEvent: (e) => void seen.push(e) });
     expect(run.status).toBe("completed");
     expect((run.output as { text: string }).text).toBe("The complete answer, from the second try.");
-    expect((await stead.journal(run.id))[0]?.output).toMatchObject({ content: [{ type: "text", text: "The complete answer, from the second try." }] });
+    expect((await stead.runs.journal(run.id))[0]?.output).toMatchObject({ content: [{ type: "text", text: "The complete answer, from the second try." }] });
     const retries = await eventsOf(stead, run.id, "model.retry");
     expect(retries).toHaveLength(1);
     expect(retries[0]?.data).toMatchObject({ step: "model-1", try: 1, status: null });
@@ -89,7 +89,7 @@ describe("transient failures", () => {
     const run = await stead.run(talker(s.url), "hi", FAST_FOLLOW);
     expect(run.status).toBe("completed");
     expect((await eventsOf(stead, run.id, "model.retry")).map((e) => e.data.status)).toEqual([429]);
-    expect(await stead.waits(run.id)).toEqual([]);
+    expect(await stead.runs.waits(run.id)).toEqual([]);
   });
 });
 
@@ -114,7 +114,7 @@ describe("failover", () => {
     const [failover] = await eventsOf(stead, run.id, "model.failover");
     expect(failover?.data).toMatchObject({ step: "model-1", from: "test-provider.chat:primary", to: "test-provider.chat:secondary" });
     expect(String(failover?.data.reason)).toContain("2 tries failed");
-    expect((await stead.journal(run.id))[0]?.output).toMatchObject({ model: "test-provider.chat:secondary" });
+    expect((await stead.runs.journal(run.id))[0]?.output).toMatchObject({ model: "test-provider.chat:secondary" });
   });
 
   it("the primary is over quota: failover at once, no retry spent on it", async () => {
@@ -126,7 +126,7 @@ describe("failover", () => {
     expect(await eventsOf(stead, run.id, "model.retry")).toEqual([]);
     const [failover] = await eventsOf(stead, run.id, "model.failover");
     expect(failover?.data).toMatchObject({ from: "test-provider.chat:primary", to: "test-provider.chat:secondary", reason: "quota", resetAt: expect.any(Number) as number });
-    expect(await stead.waits(run.id)).toEqual([]);
+    expect(await stead.runs.waits(run.id)).toEqual([]);
   });
 
   it("every model down: STEAD_PROVIDER_UNAVAILABLE naming how many models were tried", async () => {
@@ -156,13 +156,13 @@ describe("a rate limit with a reset time", () => {
     });
     const def = talker(s.url);
     const stead = h.create();
-    const { id } = await stead.start(def, "hi");
+    const { id } = await stead.runs.start(def, "hi");
     const worker = h.worker(stead, { definitions: [def] }).start();
 
-    const parked = await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+    const parked = await stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
     const parkedSeen = Date.now();
     expect(parked.lease).toBeNull();
-    const [wait] = await stead.waits(id);
+    const [wait] = await stead.runs.waits(id);
     expect(wait).toMatchObject({ name: "model-1.quota", kind: "quota", status: "open", request: { model: "test-provider.chat:m1", status: 429 } });
     const wakeAt = wait?.wakeAt ?? 0;
     expect(wakeAt).toBeGreaterThanOrEqual(limitedAt + resetMs);
@@ -172,16 +172,16 @@ describe("a rate limit with a reset time", () => {
       ["model-1", "model", "completed"],
       ["model-1.quota", "quota", "waiting"],
     ]);
-    expect((await stead.journal(id))[0]?.output).toMatchObject({ kind: "quota", resetAt: wakeAt, status: 429 });
+    expect((await stead.runs.journal(id))[0]?.output).toMatchObject({ kind: "quota", resetAt: wakeAt, status: 429 });
     // Parked: the worker holds no execution for it.
     await waitUntil("the worker to let the run go", () => worker.inFlight === 0);
 
-    const why = await stead.why(id);
+    const why = await stead.runs.why(id);
     expect(why.text).toContain("quota for test-provider.chat:m1 to reset: parked with no process and no retry spent");
     if (Date.now() < wakeAt) expect(why.text).toContain(`(at ${new Date(wakeAt).toISOString()})`);
     expect(why.waysOut).toContainEqual(expect.objectContaining({ what: "make sure a worker runs", verb: "worker", runId: id }));
 
-    const done = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(done.status).toBe("completed");
     expect((done.output as { text: string }).text).toBe("answer after the reset");
     expect(arrivals).toHaveLength(2);
@@ -201,8 +201,8 @@ describe("a rate limit with a reset time", () => {
     const stead = h.create();
     const run = await stead.run(talker(s.url), "hi", FAST_FOLLOW);
     expect(run.status).toBe("waiting");
-    const [wait] = await stead.waits(run.id);
-    const why = await stead.why(run.id);
+    const [wait] = await stead.runs.waits(run.id);
+    const why = await stead.runs.why(run.id);
     expect(why.text).toMatch(/waiting for the provider's quota for test-provider\.chat:m1 to reset: parked with no process and no retry spent, reset in (59m|1h)/);
     expect(why.text).toContain(`(at ${new Date(wait?.wakeAt ?? 0).toISOString()})`);
     expect(s.requests).toHaveLength(1);
@@ -224,7 +224,7 @@ describe("refusals", () => {
     expect(run.error?.message).toContain(`model test-provider.chat:m1 refused the call: HTTP ${status}: ${message}`);
     expect(s.requests).toHaveLength(1);
     expect(await eventsOf(stead, run.id, "model.retry")).toEqual([]);
-    const [step] = await stead.journal(run.id);
+    const [step] = await stead.runs.journal(run.id);
     expect(step).toMatchObject({ id: "model-1", status: "failed", error: { code: "STEAD_PROVIDER_REJECTED" } });
   });
 
@@ -233,8 +233,8 @@ describe("refusals", () => {
     const stead = h.create();
     const run = await stead.run(talker(s.url), "hi", FAST_FOLLOW);
     expect(run.error?.code).toBe("STEAD_PROVIDER_REJECTED");
-    expect((await stead.why(run.id)).text).toContain("environment variable");
-    const failed = (await stead.events({ runId: run.id })).find((e) => e.type === "run.failed");
+    expect((await stead.runs.why(run.id)).text).toContain("environment variable");
+    const failed = (await stead.runs.events({ runId: run.id })).find((e) => e.type === "run.failed");
     expect(String(failed?.data.fix)).toContain("environment variable");
   });
 
@@ -245,7 +245,7 @@ describe("refusals", () => {
     expect(run.status).toBe("failed");
     expect(run.error?.code).toBe("STEAD_PROVIDER_REJECTED");
     expect(run.error?.message).toContain("exceeded your current quota");
-    expect(await stead.waits(run.id)).toEqual([]);
+    expect(await stead.runs.waits(run.id)).toEqual([]);
     expect(s.requests).toHaveLength(1);
   });
 });

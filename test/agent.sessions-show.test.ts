@@ -67,7 +67,7 @@ function showAgent(name: string, url: string, over: Partial<AgentConfig> = {}) {
 }
 
 async function statusOf(stead: Stead, runId: string): Promise<string> {
-  return (await stead.get(runId)).status;
+  return (await stead.runs.get(runId)).status;
 }
 
 describe("stead sessions show", () => {
@@ -88,7 +88,7 @@ describe("stead sessions show", () => {
     ids.t1 = (await session.send("check my order")).runId;
     const w1 = h.worker(stead, { definitions: [def] }).start();
     await waitUntil("turn 1 to park at its approval", async () => (await statusOf(stead, ids.t1 ?? "")) === "waiting");
-    await stead.deny(ids.t1, "approve:c2", { by: "carol", reason: "not now" });
+    await stead.runs.deny(ids.t1, "approve:c2", { by: "carol", reason: "not now" });
     await waitUntil("turn 1 to complete", async () => (await statusOf(stead, ids.t1 ?? "")) === "completed");
     await w1.stop();
 
@@ -97,7 +97,7 @@ describe("stead sessions show", () => {
     await cutWhen(h, stead, def, ids.t2, hasStep("tool:c4", "intent"));
     const w2 = h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
     await waitUntil("turn 2 to be held", async () => (await statusOf(stead, ids.t2 ?? "")) === "held", { timeoutMs: 20_000 });
-    await stead.release(ids.t2, "ambiguous_effect", { choice: "skip", by: "carol" });
+    await stead.runs.release(ids.t2, "ambiguous_effect", { choice: "skip", by: "carol" });
     await waitUntil("turn 2 to complete", async () => (await statusOf(stead, ids.t2 ?? "")) === "completed");
 
     // Turn 3 fails (the provider refuses); turn 4 waits for an approval; turn 5 queues behind it.

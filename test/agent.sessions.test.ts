@@ -57,13 +57,13 @@ describe("sessions", () => {
     const turnOf = new Map(texts.map((t, i) => [t, sent[i]?.turn ?? 0]));
     const promptOf = (turn: number) => texts[sent.findIndex((x) => x.turn === turn)] ?? "?";
 
-    expect(await stead.sessions()).toEqual([
+    expect(await stead.sessions.list()).toEqual([
       expect.objectContaining({ id: "support-42", definition: "chat", turns: 3, open: 3, current: { runId: sent.find((x) => x.turn === 1)?.runId, turn: 1, status: "pending" }, last: null }),
     ]);
 
     // Plenty of slots: only the session's order keeps the turns apart.
     h.worker(stead, { definitions: [def], concurrency: 10 }).start();
-    for (const x of sent) expect((await stead.waitFor(x.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+    for (const x of sent) expect((await stead.runs.waitFor(x.runId, { timeoutMs: 20_000 })).status).toBe("completed");
 
     const byTurn = [1, 2, 3].map(promptOf);
     // Requests in turn order, never interleaved (the tool turn makes two).
@@ -82,7 +82,7 @@ describe("sessions", () => {
     }
 
     expect(await turnsOf(stead, def, "support-42")).toEqual([1, 2, 3].map((turn) => ({ turn, status: "completed", outcome: "completed" })));
-    expect(await stead.sessions({ sessionId: "support-42" })).toEqual([
+    expect(await stead.sessions.list({ sessionId: "support-42" })).toEqual([
       expect.objectContaining({ id: "support-42", turns: 3, open: 0, current: null, last: { runId: sent.find((x) => x.turn === 3)?.runId, turn: 3, outcome: "completed", error: null } }),
     ]);
   });
@@ -95,8 +95,8 @@ describe("sessions", () => {
     const t1 = await session.send("please use the tool on the invoice");
     const t2 = await session.send({ prompt: "and now?" });
     h.worker(stead, { definitions: [def] }).start();
-    expect((await stead.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
-    expect((await stead.get(t1.runId)).status).toBe("completed");
+    expect((await stead.runs.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.get(t1.runId)).status).toBe("completed");
 
     const turn2 = s.requests[2];
     expect(s.requests).toHaveLength(3);
@@ -127,16 +127,16 @@ describe("sessions", () => {
     const bad = await session.send("break");
     const next = await session.send("still there?");
     h.worker(stead, { definitions: [def] }).start();
-    expect((await stead.waitFor(next.runId, { timeoutMs: 20_000 })).status).toBe("completed");
-    expect((await stead.get(bad.runId)).error?.code).toBe("STEAD_PROVIDER_REJECTED");
+    expect((await stead.runs.waitFor(next.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.get(bad.runId)).error?.code).toBe("STEAD_PROVIDER_REJECTED");
     expect((await turnsOf(stead, def, "s2")).map((t) => t.outcome)).toEqual(["completed", "failed", "completed"]);
     const last = s.requests[s.requests.length - 1];
     expect(last?.messages.filter((m) => m.role === "user").map(contentText)).toEqual(["hello", "break", "still there?"]);
 
     // While the failed turn is the last ended one, sessions() reports it with its error.
     const again = await session.send("break");
-    await stead.waitFor(again.runId, { timeoutMs: 20_000 });
-    const [view] = await stead.sessions({ sessionId: "s2" });
+    await stead.runs.waitFor(again.runId, { timeoutMs: 20_000 });
+    const [view] = await stead.sessions.list({ sessionId: "s2" });
     expect(view).toMatchObject({ turns: 4, open: 0, last: { turn: 4, outcome: "failed" } });
     expect(view?.last?.error).toContain("Incorrect API key provided");
   });
@@ -155,15 +155,15 @@ describe("sessions", () => {
     const t2 = await session.send("are you there?");
     await cutWhen(h, stead, def, t1.runId, () => looked.length === 1);
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    expect((await stead.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
     gate.resolve("too late");
 
-    const cut = await stead.get(t1.runId);
+    const cut = await stead.runs.get(t1.runId);
     expect(cut.status).toBe("failed");
     expect(cut.error?.code).toBe("STEAD_TURN_INTERRUPTED");
     expect(looked).toHaveLength(1);
     expect((await turnsOf(stead, def, "s3")).map((t) => t.outcome)).toEqual(["interrupted", "completed"]);
-    expect((await stead.sessions({ sessionId: "s3" }))[0]?.last).toMatchObject({ turn: 2, outcome: "completed" });
+    expect((await stead.sessions.list({ sessionId: "s3" }))[0]?.last).toMatchObject({ turn: 2, outcome: "completed" });
 
     // Turn 2 sees turn 1 as it was cut: its call closed with "interrupted: outcome unknown".
     const turn2 = s.requests[s.requests.length - 1];
@@ -188,10 +188,10 @@ describe("sessions", () => {
     const t2 = await session.send("thanks");
     await cutWhen(h, stead, def, t1.runId, () => calls.length === 1);
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    expect((await stead.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.waitFor(t2.runId, { timeoutMs: 20_000 })).status).toBe("completed");
     gate.resolve("too late");
 
-    expect((await stead.get(t1.runId)).output).toMatchObject({ text: "ANSWER to please use the tool, again (with found it)" });
+    expect((await stead.runs.get(t1.runId)).output).toMatchObject({ text: "ANSWER to please use the tool, again (with found it)" });
     expect((await turnsOf(stead, def, "s4")).map((t) => t.outcome)).toEqual(["completed", "completed"]);
     expect(calls).toEqual([{ kind: "initial" }, { kind: "resumed", reason: "crash" }]);
     expect(inits).toEqual([{ kind: "initial" }, { kind: "resumed", reason: "crash" }, { kind: "initial" }]);
@@ -207,17 +207,17 @@ describe("sessions", () => {
     const stead = h.create();
     const t1 = await stead.session(v1, "s5").send("hello");
     const w1 = h.worker(stead, { definitions: [v1] }).start();
-    expect((await stead.waitFor(t1.runId, { timeoutMs: 20_000 })).fingerprint).toBe(v1.fingerprint());
+    expect((await stead.runs.waitFor(t1.runId, { timeoutMs: 20_000 })).fingerprint).toBe(v1.fingerprint());
     await w1.stop();
 
     const t2 = await stead.session(v2, "s5").send("hello again");
-    expect((await stead.get(t2.runId)).fingerprint).toBeNull();
+    expect((await stead.runs.get(t2.runId)).fingerprint).toBeNull();
     const w2 = h.worker(stead, { definitions: [v2] }).start();
-    const done = await stead.waitFor(t2.runId, { timeoutMs: 20_000 });
+    const done = await stead.runs.waitFor(t2.runId, { timeoutMs: 20_000 });
     await w2.stop();
     expect(done.status).toBe("completed");
     expect(done.fingerprint).toBe(v2.fingerprint());
-    expect(await stead.holds({ runId: t2.runId, open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: t2.runId, open: false })).toEqual([]);
     expect((await eventsOf(stead, t2.runId, "run.fingerprint_adopted")).map((e) => e.data)).toEqual([{ fingerprint: v2.fingerprint() }]);
     const req2 = s.requests[1];
     expect(contentText(req2?.messages[0])).toBe("Version two.");
@@ -234,12 +234,12 @@ describe("sessions", () => {
     const v3g = gated("Version three.");
     const t3 = await stead.session(v2g, "s5").send("please use the tool now");
     const w3 = h.worker(stead, { definitions: [v2g] }).start();
-    await stead.waitFor(t3.runId, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+    await stead.runs.waitFor(t3.runId, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
     await w3.stop();
-    await stead.approve(t3.runId, "approve:call_2", { by: "ann" });
+    await stead.runs.approve(t3.runId, "approve:call_2", { by: "ann" });
     h.worker(stead, { definitions: [v3g] }).start();
-    await stead.waitFor(t3.runId, { until: (r) => r.status === "held", timeoutMs: 20_000 });
-    expect((await stead.holds({ runId: t3.runId }))[0]).toMatchObject({ kind: "definition_changed", details: { recorded: v2g.fingerprint(), current: v3g.fingerprint() } });
+    await stead.runs.waitFor(t3.runId, { until: (r) => r.status === "held", timeoutMs: 20_000 });
+    expect((await stead.holds.list({ runId: t3.runId }))[0]).toMatchObject({ kind: "definition_changed", details: { recorded: v2g.fingerprint(), current: v3g.fingerprint() } });
   });
 
   it("a session belongs to one agent: sending with another is refused", async () => {

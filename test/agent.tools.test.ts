@@ -72,7 +72,7 @@ describe("calls the model gets wrong", () => {
       ["tool:c4", "tool", "completed"],
       ["model-2", "model", "completed"],
     ]);
-    expect(await stead.holds({ runId: run.id, open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: run.id, open: false })).toEqual([]);
   });
 
   it("a tool that throws: the model gets its error as the result and the run goes on", async () => {
@@ -271,7 +271,7 @@ function continuation(s: ProviderServer, prompt: string): RecordedRequest | unde
 /** Starts one run per prompt and cuts them all (one worker aborted) once each has the intent of its tool call committed. */
 async function cutAfterIntent(stead: Stead, def: AgentDefinition, ...prompts: string[]): Promise<string[]> {
   const ids: string[] = [];
-  for (const p of prompts) ids.push((await stead.start(def, p)).id);
+  for (const p of prompts) ids.push((await stead.runs.start(def, p)).id);
   const doomed = h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
   await waitUntil("every run's tool intent", async () => {
     for (const id of ids) if (!hasStep("tool:c1", "intent")(await stead.store.journal(id))) return false;
@@ -288,13 +288,13 @@ describe("a tool call cut off by a dead process", () => {
     const stead = h.create();
     const [id = ""] = await cutAfterIntent(stead, def, "pay");
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    const held = await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
+    const held = await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
     expect(held.lostClaims).toBe(1);
-    const [hold] = await stead.holds({ runId: id });
+    const [hold] = await stead.holds.list({ runId: id });
     expect(hold).toMatchObject({ kind: "ambiguous_effect", stepId: "tool:c1", details: { step: "tool:c1", attempt: 1, idempotencyKey: `${id}:tool:c1` } });
     expect(runs(id).map((r) => r.attempt)).toEqual([1]);
     expect(s.requests).toHaveLength(1);
-    expect((await stead.why(id)).waysOut.filter((w) => w.verb === "release").map(({ runId, args, supply }) => ({ runId, args, supply }))).toEqual([
+    expect((await stead.runs.why(id)).waysOut.filter((w) => w.verb === "release").map(({ runId, args, supply }) => ({ runId, args, supply }))).toEqual([
       { runId: id, args: { hold: "ambiguous_effect", choice: "retry" }, supply: [] },
       { runId: id, args: { hold: "ambiguous_effect", choice: "skip" }, supply: [] },
       { runId: id, args: { hold: "ambiguous_effect", choice: "result" }, supply: ["result"] },
@@ -307,12 +307,12 @@ describe("a tool call cut off by a dead process", () => {
     const stead = h.create();
     const [skipped, supplied, retried] = (await cutAfterIntent(stead, def, "skip-me", "supply-me", "retry-me")) as [string, string, string];
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    for (const id of [skipped, supplied, retried]) await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
+    for (const id of [skipped, supplied, retried]) await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
 
-    await stead.release(skipped, "ambiguous_effect", { choice: "skip", by: "ann" });
-    await stead.release(supplied, "ambiguous_effect", { choice: "result", result: { charged: 5, receipt: "r-77" }, by: "ann" });
-    await stead.release(retried, "ambiguous_effect", { choice: "retry", by: "ann" });
-    for (const id of [skipped, supplied, retried]) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+    await stead.runs.release(skipped, "ambiguous_effect", { choice: "skip", by: "ann" });
+    await stead.runs.release(supplied, "ambiguous_effect", { choice: "result", result: { charged: 5, receipt: "r-77" }, by: "ann" });
+    await stead.runs.release(retried, "ambiguous_effect", { choice: "retry", by: "ann" });
+    for (const id of [skipped, supplied, retried]) expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
 
     expect(toolResult(continuation(s, "skip-me"), "c1")).toBe("interrupted: outcome unknown");
     expect(runs(skipped)).toHaveLength(1);
@@ -336,13 +336,13 @@ describe("a tool call cut off by a dead process", () => {
     const s = await server(chargeScript());
     const { def, runs } = chargeAgent(s, { idempotent: true });
     const stead = h.create();
-    const { id } = await stead.start(def, "pay");
+    const { id } = await stead.runs.start(def, "pay");
     await cutWhen(h, stead, def, id, () => runs(id).length === 1);
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    const run = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const run = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(run.status).toBe("completed");
     expect(runs(id).map((r) => r.recovery)).toEqual([{ kind: "initial" }, { kind: "resumed", reason: "crash" }]);
-    expect(await stead.holds({ runId: id, open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: id, open: false })).toEqual([]);
     expect(toolResult(continuation(s, "pay"), "c1")).toBe('{"charged":5,"attempt":1}');
     expect(s.requests).toHaveLength(2);
   });
@@ -353,7 +353,7 @@ describe("a tool call cut off by a dead process", () => {
     const stead = h.create();
     const [id = ""] = await cutAfterIntent(stead, def, "pay");
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
     expect(runs(id)).toHaveLength(1);
     expect(reconciled).toEqual([{ call: { toolName: "charge", toolCallId: "c1", input: { amount: 5 } }, key: `${id}:tool:c1`, attempt: 1 }]);
     expect(toolResult(continuation(s, "pay"), "c1")).toBe('{"charged":5,"found":"by reconcile"}');
@@ -366,7 +366,7 @@ describe("a tool call cut off by a dead process", () => {
     const stead = h.create();
     const [id = ""] = await cutAfterIntent(stead, def, "pay");
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+    expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
     expect(runs(id).map((r) => [r.attempt, r.key])).toEqual([
       [1, `${id}:tool:c1`],
       [2, `${id}:tool:c1`],
@@ -381,8 +381,8 @@ describe("a tool call cut off by a dead process", () => {
     const stead = h.create();
     const [id = ""] = await cutAfterIntent(stead, def, "pay");
     h.worker(stead, { definitions: [def], leaseMs: CUT_LEASE_MS }).start();
-    await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
-    expect((await stead.holds({ runId: id }))[0]).toMatchObject({ kind: "ambiguous_effect", stepId: "tool:c1", reason: expect.stringContaining("reconcile could not tell") as string });
+    await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 20_000 });
+    expect((await stead.holds.list({ runId: id }))[0]).toMatchObject({ kind: "ambiguous_effect", stepId: "tool:c1", reason: expect.stringContaining("reconcile could not tell") as string });
     expect(reconciled).toHaveLength(1);
     expect(runs(id)).toHaveLength(1);
     expect(s.requests).toHaveLength(1);

@@ -137,8 +137,8 @@ async function seedStore(path: string, runs = 3): Promise<void> {
   const w = stead.worker({ definitions: [simple], ...FAST_WORKER });
   w.start();
   try {
-    for (let n = 0; n < runs; n++) await stead.start(simple, { n }, { id: `s${n}` });
-    for (let n = 0; n < runs; n++) await stead.waitFor(`s${n}`, { timeoutMs: 20_000 });
+    for (let n = 0; n < runs; n++) await stead.runs.start(simple, { n }, { id: `s${n}` });
+    for (let n = 0; n < runs; n++) await stead.runs.waitFor(`s${n}`, { timeoutMs: 20_000 });
   } finally {
     await w.stop({ graceMs: 500 });
     await stead.close();

@@ -72,8 +72,8 @@ describe("stead ps, a page at a time", () => {
     const stead = createStead({ store: db });
     const wf = workflow("ps-many", () => null);
     const other = workflow("ps-other", () => null);
-    for (let i = 0; i < 60; i++) await stead.start(wf, i, { id: `many-${String(i).padStart(2, "0")}` });
-    for (let i = 0; i < 5; i++) await stead.start(other, i, { id: `other-${i}` });
+    for (let i = 0; i < 60; i++) await stead.runs.start(wf, i, { id: `many-${String(i).padStart(2, "0")}` });
+    for (let i = 0; i < 5; i++) await stead.runs.start(other, i, { id: `other-${i}` });
     await stead.close();
   });
 

@@ -62,7 +62,7 @@ describe("stead/client", () => {
     const approved = await client.runs.approve(run.id, "ship", { reason: "fine", idempotencyKey: "k-1" });
     expect(approved.already).toBe(false);
     expect((await client.runs.approve(run.id, "ship", { reason: "fine", idempotencyKey: "k-1" })).already).toBe(true);
-    await s.stead.follow(run.id, [shipped], { followTimersMs: 0 });
+    await s.stead.runs.follow(run.id, [shipped], { followTimersMs: 0 });
     expect(readFileSync(log, "utf8")).toBe("parcel shipped by olivia\n");
 
     const missing = await client.runs.get("no-such-run").catch((e: unknown) => e);
@@ -144,10 +144,10 @@ describe("stead/client", () => {
     expect(again.id).toBe(first.id);
     const bad = await client.runs.start("client-fixer", { issue: "" }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", status: 422 });
-    await s.stead.waitFor(first.id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    await s.stead.runs.waitFor(first.id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(readFileSync(log, "utf8")).toBe("fixed door\n");
 
-    for (let i = 0; i < 4; i++) await s.stead.start(fixer, { issue: `i-${i}` });
+    for (let i = 0; i < 4; i++) await s.stead.runs.start(fixer, { issue: `i-${i}` });
     const walked: string[] = [];
     for await (const r of client.runs.all({ limit: 2, order: "asc" })) walked.push(r.id);
     const rows = (await s.rows("SELECT id FROM runs ORDER BY created_at, id")).map((r) => String(r.id));
@@ -190,7 +190,7 @@ describe("stead/client", () => {
       for (let i = 0; i < input.n; i++) await ctx.step(`s${i}`, () => i);
       return input.n;
     });
-    const { id } = await s.stead.start(steps, { n: 30 });
+    const { id } = await s.stead.runs.start(steps, { n: 30 });
     const client = createClient({ url: server.url, token: viewer });
     const got: StreamedEvent[] = [];
     const abort = new AbortController();
@@ -205,7 +205,7 @@ describe("stead/client", () => {
         if (got.length === 5) {
           // The server goes away mid-run and comes back on the same port while the run goes on.
           await current.close(1_000);
-          await s.stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 30_000 });
+          await s.stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 30_000 });
           current = await listen({ stead: s.stead, authenticate: tokensOf(s.stead), port: server.port });
           cleanups.push(() => current.close(1_000));
         }

@@ -54,37 +54,37 @@ describe.each(STORE_KINDS)("who decided, in the events of %s", (kind) => {
     failOnce = true;
     w = stead.worker({ definitions: ALL, ...FAST_WORKER });
     w.start();
-    const parked = (id: string) => stead.waitFor(id, { ...WAIT, until: (r) => r.status === "waiting" });
+    const parked = (id: string) => stead.runs.waitFor(id, { ...WAIT, until: (r) => r.status === "waiting" });
 
-    await stead.start(gated, null, { id: "approve-1", by: "ann-start" });
-    await stead.start(gated, null, { id: "deny-1", by: "ann-start" });
-    await stead.start(signalled, null, { id: "signal-1" });
-    await stead.start(flaky, null, { id: "retry-1" });
-    await stead.start(drifting, null, { id: "hold-1" });
-    await stead.start(gated, null, { id: "cancel-1" });
-    await stead.start(quick, null, { id: "fork-1" });
+    await stead.runs.start(gated, null, { id: "approve-1", by: "ann-start" });
+    await stead.runs.start(gated, null, { id: "deny-1", by: "ann-start" });
+    await stead.runs.start(signalled, null, { id: "signal-1" });
+    await stead.runs.start(flaky, null, { id: "retry-1" });
+    await stead.runs.start(drifting, null, { id: "hold-1" });
+    await stead.runs.start(gated, null, { id: "cancel-1" });
+    await stead.runs.start(quick, null, { id: "fork-1" });
     for (const id of ["approve-1", "deny-1", "signal-1", "hold-1", "cancel-1"]) await parked(id);
 
-    await stead.approve("approve-1", "ok", { by: "ann-approve" });
-    await stead.deny("deny-1", "ok", { by: "ann-deny", reason: "no" });
-    await stead.signal("signal-1", "go", "now", { by: "ann-signal" });
-    expect((await stead.waitFor("retry-1", WAIT)).status).toBe("failed");
+    await stead.runs.approve("approve-1", "ok", { by: "ann-approve" });
+    await stead.runs.deny("deny-1", "ok", { by: "ann-deny", reason: "no" });
+    await stead.runs.signal("signal-1", "go", "now", { by: "ann-signal" });
+    expect((await stead.runs.waitFor("retry-1", WAIT)).status).toBe("failed");
     failOnce = false;
-    await stead.retry("retry-1", { by: "ann-retry" });
+    await stead.runs.retry("retry-1", { by: "ann-retry" });
     drift = "second";
-    await stead.approve("hold-1", "next", { by: "ann-approve" });
-    await stead.waitFor("hold-1", { ...WAIT, until: (r) => r.status === "held" });
-    await stead.release("hold-1", "nondeterminism", { choice: "retry", by: "ann-release" });
-    await stead.cancel("cancel-1", { by: "ann-cancel", reason: "stop" });
-    await stead.resume("cancel-1", { by: "ann-resume" });
-    expect((await stead.waitFor("fork-1", WAIT)).status).toBe("completed");
-    const fork = await stead.fork("fork-1", { by: "ann-fork" });
+    await stead.runs.approve("hold-1", "next", { by: "ann-approve" });
+    await stead.runs.waitFor("hold-1", { ...WAIT, until: (r) => r.status === "held" });
+    await stead.runs.release("hold-1", "nondeterminism", { choice: "retry", by: "ann-release" });
+    await stead.runs.cancel("cancel-1", { by: "ann-cancel", reason: "stop" });
+    await stead.runs.resume("cancel-1", { by: "ann-resume" });
+    expect((await stead.runs.waitFor("fork-1", WAIT)).status).toBe("completed");
+    const fork = await stead.runs.fork("fork-1", { by: "ann-fork" });
     await w.stop({ graceMs: 500 });
     w = undefined;
 
-    await stead.start(quick, null, { id: "pause-1", by: "ann-start" });
-    await stead.pause("pause-1", { by: "ann-pause" });
-    await stead.resume("pause-1", { by: "ann-resume" });
+    await stead.runs.start(quick, null, { id: "pause-1", by: "ann-start" });
+    await stead.runs.pause("pause-1", { by: "ann-pause" });
+    await stead.runs.resume("pause-1", { by: "ann-resume" });
     const turn = await stead.session(quick, "chat-1").send(null, { by: "ann-send" });
 
     expect(await byOf("approve-1", "run.created")).toEqual(["ann-start"]);
@@ -107,13 +107,13 @@ describe.each(STORE_KINDS)("who decided, in the events of %s", (kind) => {
   it("a definition_changed hold released by accepting the change names who accepted it", async () => {
     s = await onStore(kind, "control-by-accept");
     const { stead } = s;
-    await stead.start(quick, null, { id: "acc-1" });
+    await stead.runs.start(quick, null, { id: "acc-1" });
     // A fingerprint the code does not have: the first claim holds the run definition_changed.
     await stead.store.commit([[{ runId: "acc-1", run: { fingerprint: "another" } }]]);
     w = stead.worker({ definitions: [quick], ...FAST_WORKER });
     w.start();
-    await stead.waitFor("acc-1", { ...WAIT, until: (r) => r.status === "held" });
-    await stead.resume("acc-1", { acceptChange: true, by: "ann-accept" });
+    await stead.runs.waitFor("acc-1", { ...WAIT, until: (r) => r.status === "held" });
+    await stead.runs.resume("acc-1", { acceptChange: true, by: "ann-accept" });
     expect(await byOf("acc-1", "hold.released")).toEqual(["ann-accept"]);
   });
 });

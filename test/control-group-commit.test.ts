@@ -24,20 +24,20 @@ describe("control group commit", () => {
     cleanups.push(() => t.remove());
     const stead: Stead = createStead({ store: t.path });
     cleanups.push(() => stead.close());
-    const ids = await Promise.all(Array.from({ length: 20 }, async () => (await stead.start(gated, null)).id));
+    const ids = await Promise.all(Array.from({ length: 20 }, async () => (await stead.runs.start(gated, null)).id));
     const worker = stead.worker({ definitions: [gated], concurrency: 20, ...FAST_WORKER });
     worker.start();
-    for (const id of ids) await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000, pollMs: 20 });
+    for (const id of ids) await stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000, pollMs: 20 });
     await worker.stop();
     resetWal(t.path);
 
-    const answers = await Promise.all(ids.map((id) => stead.approve(id, "go")));
+    const answers = await Promise.all(ids.map((id) => stead.runs.approve(id, "go")));
 
     expect(walCommits(t.path)).toBeLessThanOrEqual(2);
     expect(answers).toHaveLength(20);
     const again = stead.worker({ definitions: [gated], concurrency: 20, ...FAST_WORKER });
     again.start();
-    for (const id of ids) expect((await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 })).output).toBe(true);
+    for (const id of ids) expect((await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 })).output).toBe(true);
     await again.stop();
   });
 });

@@ -15,7 +15,7 @@ useSandbox((b, s) => {
 });
 
 const settled = (id: string, timeoutMs = 15_000): Promise<RunInfo> =>
-  stead.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs, pollMs: 20 });
+  stead.runs.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs, pollMs: 20 });
 
 /** Starts `runs` in a worker that must die by SIGKILL at `crashAt`, and returns that dead worker. */
 async function crash(runs: RunToStart[], crashAt: string, hit?: number): Promise<WorkerProcess> {
@@ -31,12 +31,12 @@ function resume(): WorkerProcess {
 
 async function stepsOf(id: string): Promise<Record<string, { status: string; attempt: number; output: unknown }>> {
   const out: Record<string, { status: string; attempt: number; output: unknown }> = {};
-  for (const s of await stead.journal(id)) out[s.id] = { status: s.status, attempt: s.attempt, output: s.output };
+  for (const s of await stead.runs.journal(id)) out[s.id] = { status: s.status, attempt: s.attempt, output: s.output };
   return out;
 }
 
 async function eventTypes(id: string): Promise<string[]> {
-  return (await stead.events({ runId: id })).map((e) => e.type);
+  return (await stead.runs.events({ runId: id })).map((e) => e.type);
 }
 
 describe("crash at a named point, resumed by a fresh worker process", () => {
@@ -70,14 +70,14 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
     const second = resume();
     const held = await settled("r1");
     expect(held.status).toBe("held");
-    const [hold] = await stead.holds({ runId: "r1" });
+    const [hold] = await stead.holds.list({ runId: "r1" });
     expect(hold).toMatchObject({ kind: "ambiguous_effect", stepId: "b", status: "open" });
     expect(hold?.details).toMatchObject({ step: "b", attempt: 1, idempotencyKey: "r1:b" });
-    const heldEvent = (await stead.events({ runId: "r1" })).find((e) => e.type === "run.held");
+    const heldEvent = (await stead.runs.events({ runId: "r1" })).find((e) => e.type === "run.held");
     expect(heldEvent?.data).toMatchObject({ hold: "ambiguous_effect", step: "b" });
     expect(done(box.effects(), "r1", "b")).toHaveLength(0);
 
-    await stead.release("r1", "ambiguous_effect", { choice: "retry", by: "test" });
+    await stead.runs.release("r1", "ambiguous_effect", { choice: "retry", by: "test" });
     const run = await settled("r1");
     expect(run.status).toBe("completed");
     expect(run.output).toEqual({ a: "a(2)", b: "b(a(2))", c: "c(b(a(2)))" });
@@ -87,7 +87,7 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
     expect(done(log, "r1", "b").map((l) => [l.pid, l.attempt])).toEqual([[second.pid, 2]]);
     expect(done(log, "r1", "c")).toHaveLength(1);
     expect((await stepsOf("r1")).b).toMatchObject({ status: "completed", attempt: 2 });
-    const released = (await stead.events({ runId: "r1" })).find((e) => e.type === "hold.released");
+    const released = (await stead.runs.events({ runId: "r1" })).find((e) => e.type === "hold.released");
     expect(released?.data).toMatchObject({ hold: "ambiguous_effect", choice: "retry", step: "b" });
     await second.terminate();
   });
@@ -99,11 +99,11 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
 
     const second = resume();
     expect((await settled("r1")).status).toBe("held");
-    expect((await stead.holds({ runId: "r1" })).map((h) => h.kind)).toEqual(["ambiguous_effect"]);
+    expect((await stead.holds.list({ runId: "r1" })).map((h) => h.kind)).toEqual(["ambiguous_effect"]);
     // The hold is the whole reaction: the resumed worker did not run the effect again.
     expect(done(box.effects(), "r1", "b").map((l) => l.pid)).toEqual([first.pid]);
 
-    await stead.release("r1", "ambiguous_effect", { choice: "result", result: "b(checked by hand)", by: "test" });
+    await stead.runs.release("r1", "ambiguous_effect", { choice: "result", result: "b(checked by hand)", by: "test" });
     const run = await settled("r1");
     expect(run.status).toBe("completed");
     expect(run.output).toEqual({ a: "a(3)", b: "b(checked by hand)", c: "c(b(checked by hand))" });
@@ -129,7 +129,7 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
       [second.pid, 2],
     ]);
     expect(done(log, "r1", "c").map((l) => l.pid)).toEqual([second.pid]);
-    const events = await stead.events({ runId: "r1" });
+    const events = await stead.runs.events({ runId: "r1" });
     expect(events.map((e) => e.type)).not.toContain("run.held");
     expect(events.filter((e) => e.type === "step.intent").map((e) => e.data.because ?? null)).toEqual([null, "retry: always"]);
     await second.terminate();
@@ -177,12 +177,12 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
     for (const id of plains) expect((await settled(id)).status).toBe("completed");
     for (const id of chains) expect((await settled(id)).status).toBe("held");
     for (const id of chains) {
-      expect((await stead.holds({ runId: id })).map((h) => [h.kind, h.stepId])).toEqual([["ambiguous_effect", "b"]]);
+      expect((await stead.holds.list({ runId: id })).map((h) => [h.kind, h.stepId])).toEqual([["ambiguous_effect", "b"]]);
       expect(done(box.effects(), id, "b")).toHaveLength(1);
     }
 
-    await stead.release("c0", "ambiguous_effect", { choice: "skip", by: "test" });
-    await stead.release("c1", "ambiguous_effect", { choice: "retry", by: "test" });
+    await stead.runs.release("c0", "ambiguous_effect", { choice: "skip", by: "test" });
+    await stead.runs.release("c1", "ambiguous_effect", { choice: "retry", by: "test" });
     for (const id of chains) expect((await settled(id)).status).toBe("completed");
 
     const log = box.effects();
@@ -204,15 +204,15 @@ describe("crash at a named point, resumed by a fresh worker process", () => {
     }
     // skip: the effect is not repeated and the step reports its unknown outcome.
     expect(done(log, "c0", "b").map((l) => l.pid)).toEqual([first.pid]);
-    expect((await stead.get("c0")).output).toEqual({ a: "a(0)", b: "b-failed(interrupted: outcome unknown)", c: "c(b-failed(interrupted: outcome unknown))" });
+    expect((await stead.runs.get("c0")).output).toEqual({ a: "a(0)", b: "b-failed(interrupted: outcome unknown)", c: "c(b-failed(interrupted: outcome unknown))" });
     expect((await stepsOf("c0")).b?.status).toBe("failed");
     // retry: repeated only because a person chose it, as attempt 2.
     expect(done(log, "c1", "b").map((l) => [l.pid, l.attempt])).toEqual([
       [first.pid, 1],
       [second.pid, 2],
     ]);
-    expect((await stead.get("c1")).output).toEqual({ a: "a(1)", b: "b(a(1))", c: "c(b(a(1)))" });
-    expect((await stead.get("p1")).output).toEqual({ x: "x(1)", y: "y(x(1))", b: "b(y(x(1)))" });
+    expect((await stead.runs.get("c1")).output).toEqual({ a: "a(1)", b: "b(a(1))", c: "c(b(a(1)))" });
+    expect((await stead.runs.get("p1")).output).toEqual({ x: "x(1)", y: "y(x(1))", b: "b(y(x(1)))" });
     await second.terminate();
   });
 });
@@ -236,7 +236,7 @@ describe("killed from the outside", () => {
       "slow done second",
       "after done second",
     ]);
-    const claims = (await stead.events({ runId: "s1" })).filter((e) => e.type === "run.claimed");
+    const claims = (await stead.runs.events({ runId: "s1" })).filter((e) => e.type === "run.claimed");
     expect(claims.map((e) => [e.data.pid, e.data.previousStatus])).toEqual([
       [first.pid, "pending"],
       [second.pid, "running"],

@@ -29,9 +29,9 @@ const multiV2 = workflow("lib-multi", { version: "2", input: z.object({ a: z.str
 /** Type checks only (never called): a start takes the schema's input type; the function got its output type above. */
 export function typedStarts(st: Stead): void {
   // @ts-expect-error the schema's issue is a string
-  void st.start(fixer, { issue: 5 });
+  void st.runs.start(fixer, { issue: 5 });
   // priority has a default: a start may leave it out.
-  void st.start(fixer, { issue: "x" });
+  void st.runs.start(fixer, { issue: "x" });
   // @ts-expect-error a workflow's input schema must be a schema
   workflow("not-a-schema", { input: { issue: "string" } }, () => null);
 }
@@ -73,7 +73,7 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
   it("a start with the definition refuses input its schema rejects, naming each issue's place and never the input, and writes nothing", async () => {
     await open();
     const before = await written(s);
-    const e = await caught(() => stead.start(fixer, { issue: 5, priority: "sk-live-0123456789abcdef" } as never, { idempotencyKey: "k-1" }));
+    const e = await caught(() => stead.runs.start(fixer, { issue: 5, priority: "sk-live-0123456789abcdef" } as never, { idempotencyKey: "k-1" }));
     expect(e).toBeInstanceOf(SteadError);
     const err = e as SteadError;
     expect(err.code).toBe("STEAD_SCHEMA_MISMATCH");
@@ -83,16 +83,16 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
       { path: "/priority", message: "Invalid input: expected number, received string" },
     ]);
     expect(JSON.stringify({ message: err.message, details: err.details, fix: err.fix })).not.toContain("sk-live");
-    const refined = await caught(() => stead.start(fixer, { issue: "forbidden" }));
+    const refined = await caught(() => stead.runs.start(fixer, { issue: "forbidden" }));
     expect((refined as SteadError).message).toMatch(/\/issue: that issue is off limits$/);
     expect(await written(s)).toEqual(before);
   });
 
   it("the function receives the input as its schema parses it (defaults applied); the store keeps it as given", async () => {
     await open();
-    const { id } = await stead.start(fixer, { issue: "parser" });
+    const { id } = await stead.runs.start(fixer, { issue: "parser" });
     worker([fixer]);
-    const run = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const run = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(run.output).toEqual({ issue: "parser", priority: 3 });
     expect((await s.rows("SELECT input FROM runs WHERE id = ?", id))[0]?.input).toBe('{"issue":"parser"}');
   });
@@ -101,10 +101,10 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     await open();
     const w = worker([fixer, plain]);
     const reader = another();
-    const live = await waitUntil("the announcement", async () => (await reader.definitions()).find((d) => d.name === "lib-fixer" && d.served));
+    const live = await waitUntil("the announcement", async () => (await reader.definitions.list()).find((d) => d.name === "lib-fixer" && d.served));
     expect(live).toMatchObject({ kind: "workflow", fingerprints: [fixer.fingerprint()], module: HERE, inputSchema: fixer.input?.jsonSchema });
     expect(live.workers).toEqual([{ workerId: w.owner.workerId, host: w.owner.host, pid: process.pid, fingerprint: fixer.fingerprint(), since: expect.any(Number) as number, lastSeenAt: expect.any(Number) as number }]);
-    expect((await reader.definitions({ name: "lib-plain" }))[0]).toMatchObject({ served: true, inputSchema: null });
+    expect((await reader.definitions.list({ name: "lib-plain" }))[0]).toMatchObject({ served: true, inputSchema: null });
     const rows = await s.rows("SELECT name, worker_id, pid FROM announcements ORDER BY name");
     expect(rows.map((r) => [r.name, r.worker_id, Number(r.pid)])).toEqual([
       ["lib-fixer", w.owner.workerId, process.pid],
@@ -113,7 +113,7 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
 
     await w.stop();
     expect(await s.rows("SELECT * FROM announcements")).toEqual([]);
-    const after = await reader.definitions();
+    const after = await reader.definitions.list();
     expect(after.map((d) => [d.name, d.served, d.workers.length, d.fingerprints])).toEqual([
       ["lib-fixer", false, 0, [fixer.fingerprint()]],
       ["lib-plain", false, 0, [plain.fingerprint()]],
@@ -124,29 +124,29 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     await open();
     worker([fixer]);
     const caller = another();
-    await waitUntil("the announcement", async () => (await caller.definitions()).some((d) => d.served));
+    await waitUntil("the announcement", async () => (await caller.definitions.list()).some((d) => d.served));
 
     const before = await written(s);
-    const bad = await caught(() => caller.startByName("lib-fixer", { issue: "", priority: 9 }, { idempotencyKey: "k-bad" }));
+    const bad = await caught(() => caller.runs.startByName("lib-fixer", { issue: "", priority: 9 }, { idempotencyKey: "k-bad" }));
     expect(bad).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", details: { issues: [{ path: "/issue", message: "must NOT have fewer than 1 characters" }, { path: "/priority", message: "must be <= 5" }] } });
-    const unknown = await caught(() => caller.startByName("lib-fixr", { issue: "x" }));
+    const unknown = await caught(() => caller.runs.startByName("lib-fixr", { issue: "x" }));
     expect(unknown).toMatchObject({ code: "STEAD_DEFINITION_NOT_FOUND", message: 'no worker has announced a definition named "lib-fixr" (known: lib-fixer)' });
     expect((unknown as SteadError).fix).toContain("stead worker <file>");
-    const badName = await caught(() => caller.startByName("no spaces", {}));
+    const badName = await caught(() => caller.runs.startByName("no spaces", {}));
     expect(badName).toMatchObject({ code: "STEAD_BAD_OPTION" });
     expect(await written(s)).toEqual(before);
 
-    const started = await caller.startByName("lib-fixer", { issue: "lexer" }, { idempotencyKey: "k-1", by: "ann" });
+    const started = await caller.runs.startByName("lib-fixer", { issue: "lexer" }, { idempotencyKey: "k-1", by: "ann" });
     expect(started).toEqual({ id: expect.any(String) as string, already: false, served: true, workers: 1 });
-    expect(await caller.startByName("lib-fixer", { issue: "lexer" }, { idempotencyKey: "k-1", by: "ann" })).toEqual({ ...started, already: true });
-    const run = await caller.waitFor(started.id, { timeoutMs: 20_000 });
+    expect(await caller.runs.startByName("lib-fixer", { issue: "lexer" }, { idempotencyKey: "k-1", by: "ann" })).toEqual({ ...started, already: true });
+    const run = await caller.runs.waitFor(started.id, { timeoutMs: 20_000 });
     expect(run.output).toEqual({ issue: "lexer", priority: 3 });
     const [row] = await s.rows("SELECT definition, fingerprint, module FROM runs WHERE id = ?", started.id);
     expect(row).toEqual({ definition: "lib-fixer", fingerprint: fixer.fingerprint(), module: HERE });
 
     // JSON Schema cannot say what a refinement says: the run starts, and the worker's schema refuses it.
-    const refined = await caller.startByName("lib-fixer", { issue: "forbidden" });
-    const failed = await caller.waitFor(refined.id, { timeoutMs: 20_000 });
+    const refined = await caller.runs.startByName("lib-fixer", { issue: "forbidden" });
+    const failed = await caller.runs.waitFor(refined.id, { timeoutMs: 20_000 });
     expect(failed.status).toBe("failed");
     expect(failed.error).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", message: 'the input of "lib-fixer" does not match its input schema: /issue: that issue is off limits' });
   });
@@ -156,21 +156,21 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     const w1 = worker([multiV1]);
     const w2 = worker([multiV2]);
     const caller = another();
-    await waitUntil("both announcements", async () => ((await caller.definitions({ name: "lib-multi" }))[0]?.workers.length === 2 ? true : undefined));
-    const [both] = await caller.definitions({ name: "lib-multi" });
+    await waitUntil("both announcements", async () => ((await caller.definitions.list({ name: "lib-multi" }))[0]?.workers.length === 2 ? true : undefined));
+    const [both] = await caller.definitions.list({ name: "lib-multi" });
     expect([...(both?.fingerprints ?? [])].sort()).toEqual(["v:1", "v:2"]);
 
     const before = await written(s);
-    const e = await caught(() => caller.startByName("lib-multi", { a: "x" }));
+    const e = await caught(() => caller.runs.startByName("lib-multi", { a: "x" }));
     expect(e).toMatchObject({ code: "STEAD_SCHEMA_MISMATCH", details: { fingerprint: "v:2", issues: [{ path: "/b", message: "is required" }] } });
     expect(await written(s)).toEqual(before);
-    expect(await caller.startByName("lib-multi", { a: "x", b: 1 })).toMatchObject({ served: true, workers: 2 });
+    expect(await caller.runs.startByName("lib-multi", { a: "x", b: 1 })).toMatchObject({ served: true, workers: 2 });
 
     await w1.stop();
     await w2.stop();
-    const waits = await caller.startByName("lib-multi", { a: "y", b: 2 });
+    const waits = await caller.runs.startByName("lib-multi", { a: "y", b: 2 });
     expect(waits).toMatchObject({ already: false, served: false, workers: 0 });
-    expect((await caller.get(waits.id)).status).toBe("pending");
-    expect((await caller.definitions({ name: "lib-multi" }))[0]).toMatchObject({ served: false, workers: [], since: null });
+    expect((await caller.runs.get(waits.id)).status).toBe("pending");
+    expect((await caller.definitions.list({ name: "lib-multi" }))[0]).toMatchObject({ served: false, workers: [], since: null });
   });
 });

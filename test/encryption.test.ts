@@ -77,12 +77,12 @@ async function runBoth(s: OnStore, ws: string): Promise<void> {
   const w = s.stead.worker({ definitions: [writer, helper], ...FAST_WORKER });
   w.start();
   try {
-    await s.stead.start(writer, { note: `note ${MARKER}`, root: ws }, { id: "rest-1", workspace: ws });
-    await s.stead.waitFor("rest-1", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
-    await s.stead.approve("rest-1", "ship", { by: "ann", reason: `ok ${MARKER}` });
-    expect((await s.stead.waitFor("rest-1", { timeoutMs: 20_000 })).status).toBe("completed");
-    await s.stead.start(helper, `find ${MARKER}`, { id: "rest-2" });
-    expect((await s.stead.waitFor("rest-2", { timeoutMs: 20_000 })).status).toBe("completed");
+    await s.stead.runs.start(writer, { note: `note ${MARKER}`, root: ws }, { id: "rest-1", workspace: ws });
+    await s.stead.runs.waitFor("rest-1", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+    await s.stead.runs.approve("rest-1", "ship", { by: "ann", reason: `ok ${MARKER}` });
+    expect((await s.stead.runs.waitFor("rest-1", { timeoutMs: 20_000 })).status).toBe("completed");
+    await s.stead.runs.start(helper, `find ${MARKER}`, { id: "rest-2" });
+    expect((await s.stead.runs.waitFor("rest-2", { timeoutMs: 20_000 })).status).toBe("completed");
   } finally {
     await w.stop({ graceMs: 500 });
   }
@@ -132,10 +132,10 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     // Another instance, with only the key directory, reads it all back.
     const again = createStead({ store: s.location, encryption: { keyDir: dir } });
     cleanups.push(() => again.close());
-    const run = await again.get("rest-1");
+    const run = await again.runs.get("rest-1");
     expect(run.output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
     expect(run.input).toEqual({ note: `note ${MARKER}`, root: ws.dir });
-    expect((await again.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    expect((await again.runs.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
     const snapshots = await again.store.snapshots("rest-1");
     const last = snapshots.at(-1);
     expect(last).toBeDefined();
@@ -167,14 +167,14 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     cleanups.push(empty.remove);
 
     const none = createStead({ store: s.location, encryption: { keyDir: empty.dir } });
-    const e1 = await caught(() => none.get("rest-1"));
+    const e1 = await caught(() => none.runs.get("rest-1"));
     await none.close();
     expect(e1).toMatchObject({ code: "STEAD_KEY_MISSING" });
     expect(String((e1 as Error).message)).toContain(kekId);
 
     writeFileSync(keyFileIn(empty.dir, kekId), `stead-key-v1 ${newKey().toString("base64")}\n`, { mode: 0o600 });
     const wrong = createStead({ store: s.location, encryption: { keyDir: empty.dir } });
-    const e2 = await caught(() => wrong.get("rest-1"));
+    const e2 = await caught(() => wrong.runs.get("rest-1"));
     await wrong.close();
     expect(e2).toMatchObject({ code: "STEAD_KEY_WRONG" });
 
@@ -198,12 +198,12 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     const input = String((await s.rows("SELECT input FROM runs WHERE id = ?", "rest-2"))[0]?.input);
     const flipped = input.slice(0, -3) + (input.at(-3) === "A" ? "B" : "A") + input.slice(-2);
     await s.write("UPDATE runs SET input = ? WHERE id = ?", flipped, "rest-2");
-    const changed = await caught(() => s.stead.get("rest-2"));
+    const changed = await caught(() => s.stead.runs.get("rest-2"));
     expect(changed).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
     expect((changed as Error).message).toContain("runs row rest-2");
     // Plain text written into an encrypted column is refused, not returned.
     await s.write("UPDATE runs SET output = ? WHERE id = ?", '{"forged":true}', "rest-1");
-    const forged = await caught(() => s.stead.get("rest-1"));
+    const forged = await caught(() => s.stead.runs.get("rest-1"));
     expect(forged).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
     expect((forged as Error).message).toContain("plain text");
     // So is plain data in place of an event's sealed data; a step's completion, which holds only
@@ -240,13 +240,13 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     rmSync(keyFile);
     const fresh = createStead({ store: s.location, encryption: { keyDir: dir } });
     cleanups.push(() => fresh.close());
-    expect((await fresh.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    expect((await fresh.runs.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
     // New values are sealed by the new data key.
     const w = fresh.worker({ definitions: [writer, helper], ...FAST_WORKER });
     w.start();
     try {
-      await fresh.start(helper, "after rotation", { id: "rest-3" });
-      expect((await fresh.waitFor("rest-3", { timeoutMs: 20_000 })).status).toBe("completed");
+      await fresh.runs.start(helper, "after rotation", { id: "rest-3" });
+      expect((await fresh.runs.waitFor("rest-3", { timeoutMs: 20_000 })).status).toBe("completed");
     } finally {
       await w.stop({ graceMs: 500 });
     }
@@ -262,7 +262,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     cleanups.push(k.remove);
     const key = createKeyFile({ dir: k.dir });
     const keyed = createStead({ store: plain.location, encryption: { key: key.where, keyDir: k.dir } });
-    expect(await caught(() => keyed.get("rest-1"))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
+    expect(await caught(() => keyed.runs.get("rest-1"))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
     await keyed.close();
     expect(Number((await plain.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n)).toBe(0);
   }, 60_000);
@@ -283,7 +283,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     const target = await onStore(kind, "enc-import", { encryption: { key: theirKey.where, keyDir: theirs.dir } });
     cleanups.push(() => target.cleanup());
     const keysBefore = await target.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
-    const missing = await caught(() => target.stead.importDump(() => Readable.from([dump])));
+    const missing = await caught(() => target.stead.admin.importDump(() => Readable.from([dump])));
     expect(missing).toMatchObject({ code: "STEAD_KEY_MISSING" });
     expect((missing as Error).message).toContain(keyFileProvider(keyFile).id);
     expect(Number((await target.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
@@ -295,10 +295,10 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     copyFileSync(keyFile, join(theirs.dir, basename(keyFile)));
     let reads = 0;
     const garbled = `${dump.split("\n")[0] ?? ""}\n{"t":"runs","r":1}\n`;
-    expect(await caught(() => target.stead.importDump(() => Readable.from([reads++ === 0 ? dump : garbled])))).toMatchObject({ code: "STEAD_BAD_DUMP" });
+    expect(await caught(() => target.stead.admin.importDump(() => Readable.from([reads++ === 0 ? dump : garbled])))).toMatchObject({ code: "STEAD_BAD_DUMP" });
     expect(reads).toBe(2);
     expect(await target.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id")).toEqual(keysBefore);
-    await target.stead.importDump(() => Readable.from([dump]));
+    await target.stead.admin.importDump(() => Readable.from([dump]));
     const kekIds = (await target.rows("SELECT kek_id FROM data_keys")).map((r) => r.kek_id);
     expect(kekIds.length).toBeGreaterThan(1);
     expect(new Set(kekIds)).toEqual(new Set([theirKey.id]));
@@ -308,8 +308,8 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
 
     const opened = createStead({ store: target.location, encryption: { key: theirKey.where, keyDir: theirs.dir } });
     cleanups.push(() => opened.close());
-    expect((await opened.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
-    expect((await opened.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    expect((await opened.runs.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    expect((await opened.runs.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
     const last = (await opened.store.snapshots("rest-1")).at(-1);
     expect(last).toBeDefined();
     const out = join(tempDir("enc-restore2").dir, "out");
@@ -319,8 +319,8 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     const w = opened.worker({ definitions: [writer, helper], ...FAST_WORKER });
     w.start();
     try {
-      await opened.start(helper, `again ${MARKER}`, { id: "rest-4" });
-      expect((await opened.waitFor("rest-4", { timeoutMs: 20_000 })).output).toMatchObject({ text: `the answer is ${MARKER}` });
+      await opened.runs.start(helper, `again ${MARKER}`, { id: "rest-4" });
+      expect((await opened.runs.waitFor("rest-4", { timeoutMs: 20_000 })).output).toMatchObject({ text: `the answer is ${MARKER}` });
     } finally {
       await w.stop({ graceMs: 500 });
     }
@@ -333,7 +333,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     copyFileSync(keyFile, join(theirs.dir, basename(keyFile)));
     const byDir = createStead({ store: third.location, encryption: { keyDir: theirs.dir } });
     cleanups.push(() => byDir.close());
-    await byDir.importDump(() => Readable.from([dump]));
+    await byDir.admin.importDump(() => Readable.from([dump]));
     await byDir.close();
     expect(new Set((await third.rows("SELECT kek_id FROM data_keys")).map((r) => r.kek_id))).toEqual(new Set([theirKey.id]));
   }, 90_000);
@@ -346,7 +346,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     expect(plainDump.includes(MARKER)).toBe(true);
     const { s } = await encrypted("enc-plain-into");
     const keys = await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id");
-    expect(await caught(() => s.stead.importDump(() => Readable.from([plainDump])))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
+    expect(await caught(() => s.stead.admin.importDump(() => Readable.from([plainDump])))).toMatchObject({ code: "STEAD_STORE_PLAIN" });
     expect(Number((await s.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
     expect(await s.rows("SELECT id, kek_id, wrapped FROM data_keys ORDER BY id")).toEqual(keys);
 
@@ -356,7 +356,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
     cleanups.push(bare.remove);
     const target = await onStore(kind, "enc-into-plain", { encryption: { keyDir: bare.dir } });
     cleanups.push(() => target.cleanup());
-    expect(await caught(() => target.stead.importDump(() => Readable.from([sealedDump])))).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    expect(await caught(() => target.stead.admin.importDump(() => Readable.from([sealedDump])))).toMatchObject({ code: "STEAD_KEY_MISSING" });
     expect(Number((await target.rows("SELECT count(*) AS n FROM runs"))[0]?.n)).toBe(0);
     expect(Number((await target.rows("SELECT count(*) AS n FROM data_keys"))[0]?.n)).toBe(0);
   }, 90_000);
@@ -365,7 +365,7 @@ describe.each(STORE_KINDS)("encryption at rest on %s", (kind: StoreKind) => {
 /** The whole export of `stead`'s store, as text. */
 async function dumpOf(stead: Stead): Promise<string> {
   const out: string[] = [];
-  await stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) }));
+  await stead.admin.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) }));
   return out.join("");
 }
 
@@ -387,13 +387,13 @@ describe("an encrypted SQLite store's backup", () => {
     const where = tempDir("enc-backups");
     cleanups.push(where.remove);
     const file = join(where.dir, "b.db");
-    await s.stead.backup(file);
+    await s.stead.admin.backup(file);
     expect(readFileSync(file).toString("latin1").includes(MARKER)).toBe(false);
 
     // Opened where it lies, on a machine with the key directory only.
     const there = createStead({ store: file, readonly: true, encryption: { keyDir: k.dir } });
     cleanups.push(() => there.close());
-    expect((await there.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
+    expect((await there.runs.get("rest-1")).output).toEqual({ marker: MARKER, reason: `ok ${MARKER}` });
 
     // Restored into a new store: its values come sealed, with their keys, and the key opens them.
     const target = join(where.dir, "restored", "stead.db");
@@ -401,15 +401,15 @@ describe("an encrypted SQLite store's backup", () => {
     const restoring = createStead({ store: target, encryption: { keyDir: k.dir } });
     const checked = await CheckedBackup.open(file, { signer: dumpSigner({ keyDir: k.dir }) });
     try {
-      await restoring.restoreBackup(checked);
+      await restoring.admin.restoreBackup(checked);
     } finally {
       await checked.close();
     }
-    expect((await restoring.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
+    expect((await restoring.runs.get("rest-2")).output).toMatchObject({ text: `the answer is ${MARKER}` });
     await restoring.close();
     expect(readFileSync(target).toString("latin1").includes(MARKER)).toBe(false);
     const without = createStead({ store: target, encryption: { keyDir: tempDir("enc-nokeys").dir } });
-    expect(await caught(() => without.get("rest-1"))).toMatchObject({ code: "STEAD_KEY_MISSING" });
+    expect(await caught(() => without.runs.get("rest-1"))).toMatchObject({ code: "STEAD_KEY_MISSING" });
     await without.close();
   }, 60_000);
 });
@@ -435,8 +435,8 @@ describe("an encrypted SQLite store's journal", () => {
     const w = s.stead.worker({ definitions: [big], ...FAST_WORKER });
     w.start();
     try {
-      await s.stead.start(big, undefined, { id: "kb-1" });
-      expect((await s.stead.waitFor("kb-1", { timeoutMs: 20_000 })).output).toEqual({ length: body.length });
+      await s.stead.runs.start(big, undefined, { id: "kb-1" });
+      expect((await s.stead.runs.waitFor("kb-1", { timeoutMs: 20_000 })).output).toEqual({ length: body.length });
     } finally {
       await w.stop({ graceMs: 500 });
     }
@@ -456,8 +456,8 @@ describe("an encrypted SQLite store's journal", () => {
     expect(dump).toMatch(/"\$stead1:[^"]+"/);
     const other = await onStore("sqlite", "enc-bytes-2", { encryption: { key: key.where, keyDir: k.dir } });
     cleanups.push(() => other.cleanup());
-    await other.stead.importDump(() => Readable.from([dump]));
+    await other.stead.admin.importDump(() => Readable.from([dump]));
     expect((await other.stead.store.journal("kb-1")).find((j) => j.stepId === "kb")?.output).toBe(JSON.stringify({ body }));
-    expect((await other.stead.get("kb-1")).output).toEqual({ length: body.length });
+    expect((await other.stead.runs.get("kb-1")).output).toEqual({ length: body.length });
   }, 60_000);
 });

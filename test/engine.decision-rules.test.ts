@@ -42,12 +42,12 @@ describe("decision rules", () => {
     const run = await stead.run(gated, null, FAST_FOLLOW);
     expect(run.status).toBe("waiting");
     const bare = new Stead({ store: stead.store });
-    const e = await caught(() => bare.approve(run.id, "ship", { input: { what: "v3" } }));
+    const e = await caught(() => bare.runs.approve(run.id, "ship", { input: { what: "v3" } }));
     expect(e).toMatchObject({ code: "STEAD_BAD_OPTION", message: `a decision on "ship" (run ${run.id}) cannot carry "input": this instance reads no fields beyond by and reason` });
-    expect((await stead.waits(run.id)).map((w) => w.status)).toEqual(["open"]);
-    const ok = await bare.approve(run.id, "ship", { by: "ann", reason: "fine" });
+    expect((await stead.runs.waits(run.id)).map((w) => w.status)).toEqual(["open"]);
+    const ok = await bare.runs.approve(run.id, "ship", { by: "ann", reason: "fine" });
     expect(ok).toMatchObject({ approved: true, by: "ann", already: false });
-    const done = await stead.follow(run.id, [gated], FAST_FOLLOW);
+    const done = await stead.runs.follow(run.id, [gated], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.output).toMatchObject({ approved: true, by: "ann", reason: "fine" } satisfies Partial<ApprovalDecision>);
   });
@@ -56,14 +56,14 @@ describe("decision rules", () => {
     const stead = h.create();
     const run = await stead.run(gated, null, FAST_FOLLOW);
     const unknownField = { colour: "red" } as unknown as { by?: string };
-    expect(await caught(() => stead.approve(run.id, "ship", unknownField))).toMatchObject({
+    expect(await caught(() => stead.runs.approve(run.id, "ship", unknownField))).toMatchObject({
       code: "STEAD_BAD_OPTION",
       message: `a decision on "ship" (run ${run.id}) cannot carry "colour": this instance reads "input", "scope" beyond by and reason`,
     });
-    expect(await caught(() => stead.approve(run.id, "ship", { input: { what: "v3" } }))).toMatchObject({
+    expect(await caught(() => stead.runs.approve(run.id, "ship", { input: { what: "v3" } }))).toMatchObject({
       code: "STEAD_BAD_OPTION",
       message: `"ship" on run ${run.id} is not a tool approval: edited arguments and scope apply only to an agent's tool calls`,
     });
-    expect((await stead.waits(run.id)).map((w) => w.status)).toEqual(["open"]);
+    expect((await stead.runs.waits(run.id)).map((w) => w.status)).toEqual(["open"]);
   });
 });

@@ -41,12 +41,12 @@ describe("definitions with a duplicate name", () => {
 
   it("follow() refuses before it claims or writes anything", async () => {
     const stead = h.create();
-    const { id } = await stead.start(one, null);
+    const { id } = await stead.runs.start(one, null);
     const before = rowsOf(stead.store.location);
-    const e = await caught(() => stead.follow(id, [one, other], FAST_FOLLOW));
+    const e = await caught(() => stead.runs.follow(id, [one, other], FAST_FOLLOW));
     expect((e as SteadError).message).toBe('two of the given definitions are named "dup-name"');
     expect(rowsOf(stead.store.location)).toEqual(before);
-    expect((await stead.get(id)).status).toBe("pending");
+    expect((await stead.runs.get(id)).status).toBe("pending");
   });
 
   it("the same definition given twice is not a duplicate", async () => {

@@ -74,11 +74,11 @@ function effectWorkflow(): { wf: WorkflowDefinition<{ mode: Mode }, unknown>; ca
  */
 async function strandIntents(stead: Stead, wf: WorkflowDefinition<{ mode: Mode }, unknown>, modes: Mode[]): Promise<string[]> {
   const ids: string[] = [];
-  for (const mode of modes) ids.push((await stead.start(wf, { mode })).id);
+  for (const mode of modes) ids.push((await stead.runs.start(wf, { mode })).id);
   const doomed = h.worker(stead, { definitions: [wf], leaseMs: LEASE_MS }).start();
   await waitUntil("every effect's intent to be committed", async () => {
     for (const id of ids) {
-      if (!(await stead.journal(id)).some((s) => s.id === "charge" && s.status === "intent")) return false;
+      if (!(await stead.runs.journal(id)).some((s) => s.id === "charge" && s.status === "intent")) return false;
     }
     return true;
   });
@@ -95,33 +95,33 @@ describe("effects whose outcome is unknown", () => {
 
     h.worker(stead, { definitions: [wf], leaseMs: LEASE_MS }).start();
     for (const id of ids) {
-      const held = await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
+      const held = await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
       expect(held.lostClaims).toBe(1);
-      const [hold] = await stead.holds({ runId: id });
+      const [hold] = await stead.holds.list({ runId: id });
       expect(hold).toMatchObject({ kind: "ambiguous_effect", stepId: "charge" });
       expect(hold?.details).toMatchObject({ step: "charge", attempt: 1, idempotencyKey: `${id}:charge` });
-      expect((await stead.journal(id)).find((s) => s.id === "charge")?.status).toBe("intent");
+      expect((await stead.runs.journal(id)).find((s) => s.id === "charge")?.status).toBe("intent");
     }
     expect(calls.map((c) => c.attempt)).toEqual([1, 1, 1]);
 
-    await stead.release(retried, "ambiguous_effect", { choice: "retry", by: "ann" });
-    const r1 = await stead.waitFor(retried, { timeoutMs: 15_000 });
+    await stead.runs.release(retried, "ambiguous_effect", { choice: "retry", by: "ann" });
+    const r1 = await stead.runs.waitFor(retried, { timeoutMs: 15_000 });
     expect(r1.output).toEqual({ ok: true, value: "charged on attempt 2" });
     const retriedCalls = calls.filter((c) => c.runId === retried);
     expect(retriedCalls.map((c) => c.attempt)).toEqual([1, 2]);
     expect(new Set(retriedCalls.flatMap((c) => [c.idempotencyKey, c.ctxKey]))).toEqual(new Set([`${retried}:charge`]));
-    expect((await stead.journal(retried)).find((s) => s.id === "charge")).toMatchObject({ status: "completed", attempt: 2 });
+    expect((await stead.runs.journal(retried)).find((s) => s.id === "charge")).toMatchObject({ status: "completed", attempt: 2 });
 
-    await stead.release(skipped, "ambiguous_effect", { choice: "skip" });
-    const r2 = await stead.waitFor(skipped, { timeoutMs: 15_000 });
+    await stead.runs.release(skipped, "ambiguous_effect", { choice: "skip" });
+    const r2 = await stead.runs.waitFor(skipped, { timeoutMs: 15_000 });
     expect(r2.output).toEqual({ ok: false, isStepFailed: true, originalCode: "STEAD_OUTCOME_UNKNOWN", message: "interrupted: outcome unknown" });
     expect(calls.filter((c) => c.runId === skipped)).toHaveLength(1);
 
-    await stead.release(supplied, "ambiguous_effect", { choice: "result", result: { receipt: "r-123" } });
-    const r3 = await stead.waitFor(supplied, { timeoutMs: 15_000 });
+    await stead.runs.release(supplied, "ambiguous_effect", { choice: "result", result: { receipt: "r-123" } });
+    const r3 = await stead.runs.waitFor(supplied, { timeoutMs: 15_000 });
     expect(r3.output).toEqual({ ok: true, value: { receipt: "r-123" } });
     expect(calls.filter((c) => c.runId === supplied)).toHaveLength(1);
-    expect((await stead.journal(supplied)).find((s) => s.id === "charge")).toMatchObject({ status: "completed", output: { receipt: "r-123" } });
+    expect((await stead.runs.journal(supplied)).find((s) => s.id === "charge")).toMatchObject({ status: "completed", output: { receipt: "r-123" } });
   });
 
   it('retry: "always" re-runs the effect without a hold; reconcile done / not-done / unknown behave as documented', async () => {
@@ -132,29 +132,29 @@ describe("effects whose outcome is unknown", () => {
     h.worker(stead, { definitions: [wf], leaseMs: LEASE_MS }).start();
     const id = (m: Mode) => ids[modes.indexOf(m)] ?? "";
 
-    const always = await stead.waitFor(id("always"), { timeoutMs: 15_000 });
+    const always = await stead.runs.waitFor(id("always"), { timeoutMs: 15_000 });
     expect(always.output).toEqual({ ok: true, value: "charged on attempt 2" });
-    expect(await stead.holds({ runId: id("always"), open: false })).toEqual([]);
+    expect(await stead.holds.list({ runId: id("always"), open: false })).toEqual([]);
 
     // done: the recorded outcome is what reconcile found; the effect is not run again.
-    const done = await stead.waitFor(id("reconcile-done"), { timeoutMs: 15_000 });
+    const done = await stead.runs.waitFor(id("reconcile-done"), { timeoutMs: 15_000 });
     expect(done.output).toEqual({ ok: true, value: "found-by-reconcile" });
     expect(calls.filter((c) => c.mode === "reconcile-done").map((c) => c.attempt)).toEqual([1]);
-    expect((await stead.journal(id("reconcile-done"))).find((s) => s.id === "charge")).toMatchObject({ status: "completed", attempt: 1, output: "found-by-reconcile" });
+    expect((await stead.runs.journal(id("reconcile-done"))).find((s) => s.id === "charge")).toMatchObject({ status: "completed", attempt: 1, output: "found-by-reconcile" });
 
     // not-done: the effect runs again as a new attempt.
-    const notDone = await stead.waitFor(id("reconcile-not-done"), { timeoutMs: 15_000 });
+    const notDone = await stead.runs.waitFor(id("reconcile-not-done"), { timeoutMs: 15_000 });
     expect(notDone.output).toEqual({ ok: true, value: "charged on attempt 2" });
     expect(calls.filter((c) => c.mode === "reconcile-not-done").map((c) => c.attempt)).toEqual([1, 2]);
 
     // unknown (or reconcile itself failing): a person decides.
     for (const m of ["reconcile-unknown", "reconcile-throws"] as const) {
-      await stead.waitFor(id(m), { until: (r) => r.status === "held", timeoutMs: 15_000 });
-      const [hold] = await stead.holds({ runId: id(m) });
+      await stead.runs.waitFor(id(m), { until: (r) => r.status === "held", timeoutMs: 15_000 });
+      const [hold] = await stead.holds.list({ runId: id(m) });
       expect(hold?.kind).toBe("ambiguous_effect");
       expect(calls.filter((c) => c.mode === m).map((c) => c.attempt)).toEqual([1]);
     }
-    expect((await stead.holds({ runId: id("reconcile-throws") }))[0]?.reason).toContain("provider unreachable");
+    expect((await stead.holds.list({ runId: id("reconcile-throws") }))[0]?.reason).toContain("provider unreachable");
 
     // reconcile is asked about the interrupted attempt, with the step's stable idempotency key.
     expect(reconciled.map((r) => [r.runId, r.attempt, r.idempotencyKey]).sort()).toEqual(

@@ -80,10 +80,10 @@ describe("executions walk the table", () => {
   it("a run that completes: ending (complete), then finished", async () => {
     const wf = workflow("lifecycle-complete", async (ctx) => ctx.step("a", () => 1));
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
     const moves = record();
     h.worker(stead, { definitions: [wf] }).start();
-    expect((await stead.waitFor(id, { timeoutMs: 15_000 })).status).toBe("completed");
+    expect((await stead.runs.waitFor(id, { timeoutMs: 15_000 })).status).toBe("completed");
     await vi.waitFor(() => expect(moves()).toEqual(["ending:complete", "finished:completed"]));
   });
 
@@ -101,15 +101,15 @@ describe("executions walk the table", () => {
       return ctx.step("b", () => 2);
     });
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
     const moves = record();
     const w = h.worker(stead, { definitions: [wf] }).start();
     const outcome = new Promise<string>((r) => w.on("outcome", (_, o) => r(o.kind)));
     await entered;
-    await stead.pause(id);
+    await stead.runs.pause(id);
     release();
     expect(await outcome).toBe("paused");
     expect(moves()).toEqual(["pause-requested", "ending:pause", "finished:paused"]);
-    expect((await stead.get(id)).status).toBe("paused");
+    expect((await stead.runs.get(id)).status).toBe("paused");
   });
 });

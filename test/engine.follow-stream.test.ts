@@ -55,9 +55,9 @@ describe("follow on Postgres", () => {
       });
       return "done";
     });
-    const { id } = await stead.start(gated, null);
+    const { id } = await stead.runs.start(gated, null);
     const seen: EventView[] = [];
-    const followed = stead.follow(id, [gated], { ...FAST_FOLLOW, onEvent: (e) => void seen.push(e) });
+    const followed = stead.runs.follow(id, [gated], { ...FAST_FOLLOW, onEvent: (e) => void seen.push(e) });
     await reached.promise;
 
     // A writer of the run's events, slow to commit: its event is numbered before the next one.

@@ -16,10 +16,10 @@ describe("group commit", () => {
     const stead = h.create();
     const runs = 20;
     const ids: string[] = [];
-    for (let n = 0; n < runs; n++) ids.push((await stead.start(wf, n)).id);
+    for (let n = 0; n < runs; n++) ids.push((await stead.runs.start(wf, n)).id);
     const w = h.worker(stead, { definitions: [wf], concurrency: runs }).start();
     for (let n = 0; n < runs; n++) {
-      const done = await stead.waitFor(ids[n] ?? "", { timeoutMs: 15_000 });
+      const done = await stead.runs.waitFor(ids[n] ?? "", { timeoutMs: 15_000 });
       expect(done.status).toBe("completed");
       expect(done.output).toBe((n + 1) * 2 + n);
     }
@@ -40,29 +40,29 @@ describe("two instances in one process", () => {
     const two = h.create();
     const [a, b] = await Promise.all([one.run(wf, "one", FAST_FOLLOW), two.run(wf, "two", FAST_FOLLOW)]);
     expect([a.status, b.status]).toEqual(["waiting", "waiting"]);
-    expect((await one.list()).runs.map((r) => r.id)).toEqual([a.id]);
-    expect((await two.list()).runs.map((r) => r.id)).toEqual([b.id]);
-    expect((await caught(() => two.get(a.id)) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
-    expect((await caught(() => two.approve(a.id, "ok")) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
+    expect((await one.runs.list()).runs.map((r) => r.id)).toEqual([a.id]);
+    expect((await two.runs.list()).runs.map((r) => r.id)).toEqual([b.id]);
+    expect((await caught(() => two.runs.get(a.id)) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
+    expect((await caught(() => two.runs.approve(a.id, "ok")) as SteadError).code).toBe("STEAD_RUN_NOT_FOUND");
 
     // The same explicit run id in both stores: two separate runs.
-    const [c1, c2] = await Promise.all([one.start(wf, "c-one", { id: "same-id" }), two.start(wf, "c-two", { id: "same-id" })]);
+    const [c1, c2] = await Promise.all([one.runs.start(wf, "c-one", { id: "same-id" }), two.runs.start(wf, "c-two", { id: "same-id" })]);
     expect(c1.id).toBe(c2.id);
 
     h.worker(one, { definitions: [wf] }).start();
     h.worker(two, { definitions: [wf] }).start();
-    await one.approve(a.id, "ok");
-    expect((await one.waitFor(a.id, { timeoutMs: 10_000 })).output).toBe(`one@${a.id}!`);
-    expect((await two.get(b.id)).status).toBe("waiting");
-    await one.waitFor("same-id", { until: (r) => r.status === "waiting", timeoutMs: 10_000 });
-    await two.waitFor("same-id", { until: (r) => r.status === "waiting", timeoutMs: 10_000 });
-    expect((await one.journal("same-id"))[0]?.output).toBe("c-one@same-id");
-    expect((await two.journal("same-id"))[0]?.output).toBe("c-two@same-id");
+    await one.runs.approve(a.id, "ok");
+    expect((await one.runs.waitFor(a.id, { timeoutMs: 10_000 })).output).toBe(`one@${a.id}!`);
+    expect((await two.runs.get(b.id)).status).toBe("waiting");
+    await one.runs.waitFor("same-id", { until: (r) => r.status === "waiting", timeoutMs: 10_000 });
+    await two.runs.waitFor("same-id", { until: (r) => r.status === "waiting", timeoutMs: 10_000 });
+    expect((await one.runs.journal("same-id"))[0]?.output).toBe("c-one@same-id");
+    expect((await two.runs.journal("same-id"))[0]?.output).toBe("c-two@same-id");
 
     // Closing one instance leaves the other working.
     await one.close();
-    await two.approve(b.id, "ok");
-    expect((await two.waitFor(b.id, { timeoutMs: 10_000 })).output).toBe(`two@${b.id}!`);
-    expect((await two.events()).every((e) => e.runId === b.id || e.runId === "same-id")).toBe(true);
+    await two.runs.approve(b.id, "ok");
+    expect((await two.runs.waitFor(b.id, { timeoutMs: 10_000 })).output).toBe(`two@${b.id}!`);
+    expect((await two.runs.events()).every((e) => e.runId === b.id || e.runId === "same-id")).toBe(true);
   });
 });

@@ -19,7 +19,7 @@ describe("crash loops", () => {
       return `${v}, finished`;
     });
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
 
     // Three workers each claim the run and die before any step completes.
     for (let i = 1; i <= 3; i++) {
@@ -28,26 +28,26 @@ describe("crash loops", () => {
       w.abortAll();
     }
     h.worker(stead, { definitions: [wf], leaseMs: 200 }).start();
-    const held = await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
+    const held = await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
     expect(held.lostClaims).toBe(3);
     expect(calls).toBe(3);
-    const [hold] = await stead.holds({ runId: id });
+    const [hold] = await stead.holds.list({ runId: id });
     expect(hold?.kind).toBe("process_failed");
     expect(hold?.details).toMatchObject({ lostClaims: 3 });
-    const claims = (await stead.events({ runId: id })).filter((e) => e.type === "run.claimed");
+    const claims = (await stead.runs.events({ runId: id })).filter((e) => e.type === "run.claimed");
     expect(claims.map((e) => e.data.previousStatus)).toEqual(["pending", "running", "running", "running"]);
 
     // The dead claims' steps now finish: their writes carry stale fences and must be refused.
     gate.resolve();
-    await stead.release(id, "process_failed", { choice: "retry" });
-    const done = await stead.waitFor(id, { timeoutMs: 15_000 });
+    await stead.runs.release(id, "process_failed", { choice: "retry" });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 15_000 });
     expect(done.status).toBe("completed");
     expect(done.output).toBe("worked, finished");
     expect(done.lostClaims).toBe(0);
     expect(done.fence).toBe(5);
-    const steps = await stead.journal(id);
+    const steps = await stead.runs.journal(id);
     expect(steps.map((s) => [s.id, s.status])).toEqual([["work", "completed"]]);
-    expect((await stead.events({ runId: id })).filter((e) => e.type === "step.completed")).toHaveLength(1);
+    expect((await stead.runs.events({ runId: id })).filter((e) => e.type === "step.completed")).toHaveLength(1);
   });
 
   it("a completed step resets the lost-claim count: lost claims with progress between them are no crash loop", async () => {
@@ -69,18 +69,18 @@ describe("crash loops", () => {
       return "done";
     });
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
     for (let i = 1; i < calls.length; i++) {
       const w = h.worker(stead, { definitions: [wf], leaseMs: 200 }).start();
       await waitUntil(`claim ${i} to hang`, () => hangs === i);
       w.abortAll();
     }
     h.worker(stead, { definitions: [wf], leaseMs: 200 }).start();
-    const done = await stead.waitFor(id, { timeoutMs: 15_000 });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 15_000 });
     expect(done.status).toBe("completed");
     expect(done.lostClaims).toBe(0);
-    expect(await stead.holds({ runId: id, open: false })).toEqual([]);
-    const claims = (await stead.events({ runId: id })).filter((e) => e.type === "run.claimed");
+    expect(await stead.holds.list({ runId: id, open: false })).toEqual([]);
+    const claims = (await stead.runs.events({ runId: id })).filter((e) => e.type === "run.claimed");
     expect(claims.map((e) => e.data.previousStatus)).toEqual(["pending", "running", "running", "running", "running"]);
     expect(calls).toEqual([1, 2, 2, 2, 2]);
   });

@@ -26,9 +26,9 @@ describe.each(STORE_KINDS)("open waits across runs on %s", (kind) => {
       await delay(5);
     }
     const [a, b, c, d] = ids as [string, string, string, string];
-    await s.stead.approve(a, "ship");
+    await s.stead.runs.approve(a, "ship");
     await delay(5);
-    await s.stead.pause(b);
+    await s.stead.runs.pause(b);
     const open = (await s.rows("SELECT run_id FROM waits WHERE status = 'open'")).map((r) => String(r.run_id)).sort();
     expect(open).toEqual([b, c, d].sort());
 

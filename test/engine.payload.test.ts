@@ -30,7 +30,7 @@ describe("payloads", () => {
     expect(c.code).toBe("STEAD_PAYLOAD_TOO_LARGE");
     expect(c.step).toBe("huge");
     expect(c.message).toContain('step "huge"');
-    const journal = await stead.journal(r.id);
+    const journal = await stead.runs.journal(r.id);
     expect(journal.map((s) => [s.id, s.status])).toEqual([
       ["small", "completed"],
       ["huge", "failed"],
@@ -51,23 +51,23 @@ describe("payloads", () => {
     expect(r.error?.message).toContain(r.id);
     expect(r.output).toBeUndefined();
 
-    const before = (await stead.list()).runs;
-    const e = await caught(() => stead.start(wf, "z".repeat(LIMIT * 2) as unknown as null));
+    const before = (await stead.runs.list()).runs;
+    const e = await caught(() => stead.runs.start(wf, "z".repeat(LIMIT * 2) as unknown as null));
     expect(e).toBeInstanceOf(SteadError);
     expect((e as SteadError).code).toBe("STEAD_PAYLOAD_TOO_LARGE");
-    expect((await stead.list()).runs).toEqual(before);
+    expect((await stead.runs.list()).runs).toEqual(before);
   });
 
   it("refuses a signal payload over the ceiling, leaving the run waiting for it", async () => {
     const wf = workflow("big-signal", async (ctx) => ctx.signal("data"));
     const stead = h.create({ payloadLimitBytes: LIMIT });
     const parked = await stead.run(wf, null, FAST_FOLLOW);
-    const before = { events: await stead.events({ runId: parked.id }), waits: await stead.waits(parked.id) };
-    const e = await caught(() => stead.signal(parked.id, "data", "s".repeat(LIMIT * 2)));
+    const before = { events: await stead.runs.events({ runId: parked.id }), waits: await stead.runs.waits(parked.id) };
+    const e = await caught(() => stead.runs.signal(parked.id, "data", "s".repeat(LIMIT * 2)));
     expect((e as SteadError).code).toBe("STEAD_PAYLOAD_TOO_LARGE");
     expect((e as SteadError).message).toContain('signal "data"');
-    expect({ events: await stead.events({ runId: parked.id }), waits: await stead.waits(parked.id) }).toEqual(before);
-    expect((await stead.get(parked.id)).status).toBe("waiting");
+    expect({ events: await stead.runs.events({ runId: parked.id }), waits: await stead.runs.waits(parked.id) }).toEqual(before);
+    expect((await stead.runs.get(parked.id)).status).toBe("waiting");
   });
 
   it("fails closed on values JSON cannot carry (Date, Map, BigInt, circular, function), naming the step", async () => {
@@ -105,7 +105,7 @@ describe("payloads", () => {
       expect(out[name]?.message, name).toContain(`step "bad-${name}"`);
     }
     expect(out["nested-date"]?.message).toContain("$.list[1].when");
-    expect((await stead.journal(r.id)).every((s) => s.status === "failed" && s.error?.code === "STEAD_NOT_SERIALIZABLE")).toBe(true);
+    expect((await stead.runs.journal(r.id)).every((s) => s.status === "failed" && s.error?.code === "STEAD_NOT_SERIALIZABLE")).toBe(true);
   });
 
   it("gives the first execution exactly the values replay will see (undefined round-trips)", async () => {
@@ -120,8 +120,8 @@ describe("payloads", () => {
     const stead = h.create();
     const parked = await stead.run(wf, null, FAST_FOLLOW);
     expect(parked.status).toBe("waiting");
-    await stead.approve(parked.id, "ok");
-    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "ok");
+    const done = await stead.runs.follow(parked.id, [wf], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.output).toBeUndefined();
     expect(seen).toHaveLength(2);

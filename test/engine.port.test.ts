@@ -62,6 +62,6 @@ describe("the engine port", () => {
     expect(run.status).toBe("failed");
     expect(run.error?.code).toBe("STEAD_INVALID_DEFINITION");
     expect(run.error?.message).toBe("agent port-echo runs only as a run of its own: its function cannot be called directly");
-    expect(await stead.events({ runId: run.id })).not.toContainEqual(expect.objectContaining({ type: "step.completed" }));
+    expect(await stead.runs.events({ runId: run.id })).not.toContainEqual(expect.objectContaining({ type: "step.completed" }));
   });
 });

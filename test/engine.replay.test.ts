@@ -23,12 +23,12 @@ describe("replay", () => {
     expect(parked.status).toBe("waiting");
     expect(counts).toEqual({ a: 1, b: 1, c: 0 });
 
-    await stead.approve(parked.id, "ok", { by: "ann" });
-    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "ok", { by: "ann" });
+    const done = await stead.runs.follow(parked.id, [wf], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.output).toEqual({ a: 2, b: 4, c: 5, approved: true });
     expect(counts).toEqual({ a: 1, b: 1, c: 1 });
-    expect((await stead.journal(parked.id)).map((s) => [s.id, s.status])).toEqual([
+    expect((await stead.runs.journal(parked.id)).map((s) => [s.id, s.status])).toEqual([
       ["a", "completed"],
       ["b", "completed"],
       ["ok", "completed"],
@@ -53,8 +53,8 @@ describe("replay", () => {
     });
     const stead = h.create();
     const parked = await stead.run(wf, null, FAST_FOLLOW);
-    await stead.approve(parked.id, "ok");
-    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "ok");
+    const done = await stead.runs.follow(parked.id, [wf], FAST_FOLLOW);
     expect(done.output).toBe("failure number 1");
     expect(calls).toBe(1);
   });
@@ -72,12 +72,12 @@ describe("replay", () => {
       return { a, b, c };
     });
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
     const first = h.worker(stead, { definitions: [wf], leaseMs: 300 }).start();
     await waitUntil("step b to start", () => counts.b === 1);
     first.abortAll();
     h.worker(stead, { definitions: [wf], leaseMs: 300 }).start();
-    const done = await stead.waitFor(id, { timeoutMs: 15_000 });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 15_000 });
     expect(done.status).toBe("completed");
     expect(done.output).toEqual({ a: 1, b: "b-done", c: 1 });
     expect(counts).toEqual({ a: 1, b: 2, c: 1 });
@@ -118,25 +118,25 @@ describe("replay", () => {
     expect(changed.fingerprint()).toBe(v1.fingerprint());
     const stead = h.create();
     const parked = await stead.run(v1, null, FAST_FOLLOW);
-    await stead.approve(parked.id, "ok");
-    const journalBefore = await stead.journal(parked.id);
+    await stead.runs.approve(parked.id, "ok");
+    const journalBefore = await stead.runs.journal(parked.id);
 
-    const held = await stead.follow(parked.id, [changed], FAST_FOLLOW);
+    const held = await stead.runs.follow(parked.id, [changed], FAST_FOLLOW);
     expect(held.status).toBe("held");
     expect(strayCalls).toBe(0);
-    const holds = await stead.holds({ runId: parked.id });
+    const holds = await stead.holds.list({ runId: parked.id });
     expect(holds).toHaveLength(1);
     expect(holds[0]?.kind).toBe("nondeterminism");
     expect(holds[0]?.details).toMatchObject({ position: 0, expected: "a", requested: "x" });
     expect(holds[0]?.reason).toContain('"a"');
     expect(holds[0]?.reason).toContain('"x"');
-    expect(await stead.journal(parked.id)).toEqual(journalBefore);
+    expect(await stead.runs.journal(parked.id)).toEqual(journalBefore);
 
-    await stead.release(parked.id, "nondeterminism", { choice: "retry", by: "ann" });
-    const done = await stead.follow(parked.id, [v1], FAST_FOLLOW);
+    await stead.runs.release(parked.id, "nondeterminism", { choice: "retry", by: "ann" });
+    const done = await stead.runs.follow(parked.id, [v1], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.output).toBe("AB");
-    expect((await stead.holds({ runId: parked.id, open: false }))[0]).toMatchObject({ status: "released", choice: "retry", releasedBy: "ann" });
+    expect((await stead.holds.list({ runId: parked.id, open: false }))[0]).toMatchObject({ status: "released", choice: "retry", releasedBy: "ann" });
   });
 
   it("holds a run nondeterminism when the code ends before the journal does", async () => {
@@ -152,11 +152,11 @@ describe("replay", () => {
     });
     const stead = h.create();
     const parked = await stead.run(v1, null, FAST_FOLLOW);
-    await stead.approve(parked.id, "ok");
-    const held = await stead.follow(parked.id, [shorter], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "ok");
+    const held = await stead.runs.follow(parked.id, [shorter], FAST_FOLLOW);
     expect(held.status).toBe("held");
     expect(held.output).toBeUndefined();
-    const [hold] = await stead.holds({ runId: parked.id });
+    const [hold] = await stead.holds.list({ runId: parked.id });
     expect(hold?.kind).toBe("nondeterminism");
   });
 
@@ -180,36 +180,36 @@ describe("replay", () => {
       for (let i = 0; i < 3; i++) {
         const parked = await stead.run(original, null, FAST_FOLLOW);
         expect(parked.status).toBe("waiting");
-        await stead.approve(parked.id, "ok");
+        await stead.runs.approve(parked.id, "ok");
         ids.push(parked.id);
       }
       expect(counts.a).toBe(3);
       for (const id of ids) {
-        const held = await stead.follow(id, [changed], FAST_FOLLOW);
+        const held = await stead.runs.follow(id, [changed], FAST_FOLLOW);
         expect(held.status).toBe("held");
-        const [hold] = await stead.holds({ runId: id });
+        const [hold] = await stead.holds.list({ runId: id });
         expect(hold?.kind).toBe("definition_changed");
         expect(hold?.details).toMatchObject({ recorded: original.fingerprint(), current: changed.fingerprint() });
       }
       const [accept, revert, forked] = ids as [string, string, string];
 
-      await stead.resume(accept, { acceptChange: true });
-      const accepted = await stead.follow(accept, [changed], FAST_FOLLOW);
+      await stead.runs.resume(accept, { acceptChange: true });
+      const accepted = await stead.runs.follow(accept, [changed], FAST_FOLLOW);
       expect(accepted.status).toBe("completed");
       expect(accepted.output).toBe(21);
       expect(accepted.fingerprint).toBe(changed.fingerprint());
 
-      await stead.release(revert, "definition_changed", { choice: "retry" });
-      const reverted = await stead.follow(revert, [original], FAST_FOLLOW);
+      await stead.runs.release(revert, "definition_changed", { choice: "retry" });
+      const reverted = await stead.runs.follow(revert, [original], FAST_FOLLOW);
       expect(reverted.status).toBe("completed");
       expect(reverted.output).toBe(11);
 
-      const fork = await stead.fork(forked);
+      const fork = await stead.runs.fork(forked);
       expect(fork.reused).toBe(2);
-      const forkDone = await stead.follow(fork.id, [changed], FAST_FOLLOW);
+      const forkDone = await stead.runs.follow(fork.id, [changed], FAST_FOLLOW);
       expect(forkDone.status).toBe("completed");
       expect(forkDone.output).toBe(21);
-      expect((await stead.get(forked)).status).toBe("held");
+      expect((await stead.runs.get(forked)).status).toBe("held");
 
       expect(counts.a).toBe(3);
     });
@@ -229,13 +229,13 @@ describe("replay", () => {
     const first = seen[0];
     if (!first) throw new Error("the workflow did not run");
     await waitUntil("the clock to move on", () => Date.now() > first.t + 2);
-    await stead.approve(parked.id, "ok");
-    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    await stead.runs.approve(parked.id, "ok");
+    const done = await stead.runs.follow(parked.id, [wf], FAST_FOLLOW);
     expect(seen).toHaveLength(2);
     expect(seen[1]).toEqual(first);
     const out = done.output as { t: number; r: number; later: number };
     expect({ t: out.t, r: out.r }).toEqual(first);
     expect(out.later).toBeGreaterThan(first.t);
-    expect((await stead.journal(parked.id)).map((s) => s.kind)).toEqual(["now", "random", "approval", "now"]);
+    expect((await stead.runs.journal(parked.id)).map((s) => s.kind)).toEqual(["now", "random", "approval", "now"]);
   });
 });

@@ -68,24 +68,24 @@ const flaky = workflow("flaky", { version: "1" }, async (ctx) => {
 });
 
 async function eventsOf(stead: Stead, runId: string, type: string) {
-  return (await stead.events({ runId })).filter((e) => e.type === type);
+  return (await stead.runs.events({ runId })).filter((e) => e.type === type);
 }
 
 describe("resume a cancelled run", () => {
   it("continues from its last completed step; nothing before it runs again", async () => {
     const stead = h.create();
-    const { id } = await stead.start(slow, null);
+    const { id } = await stead.runs.start(slow, null);
     const w = h.worker(stead, { definitions: [slow], ...FAST_WORKER, leaseMs: 1500 }).start();
-    await waitUntil("step a to be journaled", async () => (await stead.journal(id)).some((st) => st.id === "a" && st.status === "completed"));
-    const cancelled = await stead.cancel(id, { by: "ann", reason: "wrong input" });
+    await waitUntil("step a to be journaled", async () => (await stead.runs.journal(id)).some((st) => st.id === "a" && st.status === "completed"));
+    const cancelled = await stead.runs.cancel(id, { by: "ann", reason: "wrong input" });
     expect(cancelled.cancelled).toEqual([id]);
     gateOf(`${id} b`).resolve(undefined);
     await waitUntil("the worker to let the run go", () => w.inFlight === 0);
-    expect((await stead.get(id)).status).toBe("cancelled");
+    expect((await stead.runs.get(id)).status).toBe("cancelled");
 
-    const r = await stead.resume(id, { by: "bob" });
+    const r = await stead.runs.resume(id, { by: "bob" });
     expect(r).toMatchObject({ from: "cancelled", resumed: [id], already: false });
-    const done = await stead.waitFor(id, { timeoutMs: 20_000 });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(done).toMatchObject({ status: "completed", output: ["a", "b", "c"], error: null });
     // b was in flight when the run was cancelled: its outcome was refused, so it ran again; a did not.
     expect(log.filter((l) => l === `${id} a`)).toHaveLength(1);
@@ -98,47 +98,47 @@ describe("resume a cancelled run", () => {
     const stead = h.create();
     const run = await stead.run(asks, null, FAST_FOLLOW);
     expect(run.status).toBe("waiting");
-    await stead.cancel(run.id);
-    expect((await stead.waits(run.id))[0]?.status).toBe("cancelled");
-    await stead.resume(run.id);
-    expect((await stead.follow(run.id, [asks], FAST_FOLLOW)).status).toBe("waiting");
-    expect((await stead.waits(run.id)).map((w) => [w.name, w.status])).toEqual([["ok", "open"]]);
-    await stead.approve(run.id, "ok", { by: "ann" });
-    expect((await stead.follow(run.id, [asks], FAST_FOLLOW)).output).toBe(true);
+    await stead.runs.cancel(run.id);
+    expect((await stead.runs.waits(run.id))[0]?.status).toBe("cancelled");
+    await stead.runs.resume(run.id);
+    expect((await stead.runs.follow(run.id, [asks], FAST_FOLLOW)).status).toBe("waiting");
+    expect((await stead.runs.waits(run.id)).map((w) => [w.name, w.status])).toEqual([["ok", "open"]]);
+    await stead.runs.approve(run.id, "ok", { by: "ann" });
+    expect((await stead.runs.follow(run.id, [asks], FAST_FOLLOW)).output).toBe(true);
     expect(log.filter((l) => l.endsWith(" prep"))).toHaveLength(1);
   });
 
   it("the children its cancellation ended resume with it; a cancelled child whose parent moved on is refused", async () => {
     const stead = h.create();
     h.worker(stead, { definitions: [parent, asks], ...FAST_WORKER }).start();
-    const kidWaiting = async () => (await stead.list({ definition: "asks", status: ["waiting"] })).runs[0];
-    const { id: p } = await stead.start(parent, null);
+    const kidWaiting = async () => (await stead.runs.list({ definition: "asks", status: ["waiting"] })).runs[0];
+    const { id: p } = await stead.runs.start(parent, null);
     const kid = await waitUntil("the child to wait for its approval", kidWaiting);
-    await waitUntil("the parent to wait for its child", async () => (await stead.get(p)).status === "waiting");
-    const c = await stead.cancel(p, { by: "ann" });
+    await waitUntil("the parent to wait for its child", async () => (await stead.runs.get(p)).status === "waiting");
+    const c = await stead.runs.cancel(p, { by: "ann" });
     expect(c.cancelled.sort()).toEqual([p, kid.id].sort());
 
     // Resuming the child alone is refused: its parent was cancelled with it.
-    expect(await caught(() => stead.resume(kid.id))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/parent .* was cancelled with it/) as unknown });
-    const r = await stead.resume(p, { by: "bob" });
+    expect(await caught(() => stead.runs.resume(kid.id))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/parent .* was cancelled with it/) as unknown });
+    const r = await stead.runs.resume(p, { by: "bob" });
     expect(r.resumed.sort()).toEqual([p, kid.id].sort());
     await waitUntil("the child to wait again", async () => (await kidWaiting())?.id === kid.id);
-    await stead.approve(kid.id, "ok");
-    const done = await stead.waitFor(p, { timeoutMs: 20_000 });
+    await stead.runs.approve(kid.id, "ok");
+    const done = await stead.runs.waitFor(p, { timeoutMs: 20_000 });
     expect(done.output).toEqual({ kid: true });
     expect(log.filter((l) => l === `${p} before`)).toHaveLength(1);
     expect(log.filter((l) => l === `${kid.id} prep`)).toHaveLength(1);
     expect((await eventsOf(stead, kid.id, "run.resumed")).map((e) => e.data)).toEqual([{ from: "cancelled", by: "bob", via: p }]);
 
     // A child cancelled alone: its parent is told (ctx.child throws) and goes on; the child stays ended.
-    const { id: p2 } = await stead.start(parent, null);
-    const kid2 = await waitUntil("the second child to wait", async () => (await stead.list({ definition: "asks", status: ["waiting"] })).runs.find((r) => r.parentId === p2));
-    await stead.cancel(kid2.id);
-    expect((await stead.waitFor(p2, { timeoutMs: 20_000 })).status).toBe("failed");
-    const refused = (await caught(() => stead.resume(kid2.id))) as SteadError;
+    const { id: p2 } = await stead.runs.start(parent, null);
+    const kid2 = await waitUntil("the second child to wait", async () => (await stead.runs.list({ definition: "asks", status: ["waiting"] })).runs.find((r) => r.parentId === p2));
+    await stead.runs.cancel(kid2.id);
+    expect((await stead.runs.waitFor(p2, { timeoutMs: 20_000 })).status).toBe("failed");
+    const refused = (await caught(() => stead.runs.resume(kid2.id))) as SteadError;
     expect(refused.code).toBe("STEAD_INVALID_STATE");
     expect(refused.message).toMatch(/parent .* was told how it ended and has moved on/);
-    expect((await stead.get(kid2.id)).status).toBe("cancelled");
+    expect((await stead.runs.get(kid2.id)).status).toBe("cancelled");
   });
 });
 
@@ -148,19 +148,19 @@ describe("retry a failed run", () => {
     const run = await stead.run(flaky, null, FAST_FOLLOW);
     expect(run).toMatchObject({ status: "failed", error: { message: "401: bad provider key", stepId: "call" } });
     fixed = true;
-    const r = await stead.retry(run.id, { by: "ann" });
+    const r = await stead.runs.retry(run.id, { by: "ann" });
     expect(r).toMatchObject({ stepId: "call", attempt: 2, already: false });
-    const done = await stead.follow(run.id, [flaky], FAST_FOLLOW);
+    const done = await stead.runs.follow(run.id, [flaky], FAST_FOLLOW);
     expect(done).toMatchObject({ status: "completed", output: "answered" });
     expect(log).toEqual([`${run.id} fetch`, `${run.id} call#1`, `${run.id} call#2`, `${run.id} save`]);
     expect((await eventsOf(stead, run.id, "run.retried")).map((e) => e.data)).toEqual([{ step: "call", attempt: 2, by: "ann" }]);
-    expect((await stead.journal(run.id)).find((s) => s.id === "call")).toMatchObject({ status: "completed", attempt: 2 });
+    expect((await stead.runs.journal(run.id)).find((s) => s.id === "call")).toMatchObject({ status: "completed", attempt: 2 });
   });
 
   it("refuses what is not a failed run, and a failed step that later steps ran after", async () => {
     const stead = h.create();
     const ok = await stead.run(asks, null, FAST_FOLLOW);
-    expect(await caught(() => stead.retry(ok.id))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/cannot retry run .*: it is waiting/) as unknown });
+    expect(await caught(() => stead.runs.retry(ok.id))).toMatchObject({ code: "STEAD_INVALID_STATE", message: expect.stringMatching(/cannot retry run .*: it is waiting/) as unknown });
     const caughtItself = workflow("catches", { version: "1" }, async (ctx) => {
       await ctx
         .step("try", () => {
@@ -172,10 +172,10 @@ describe("retry a failed run", () => {
     });
     const failed = await stead.run(caughtItself, null, FAST_FOLLOW);
     expect(failed.status).toBe("failed");
-    const e = (await caught(() => stead.retry(failed.id))) as SteadError;
+    const e = (await caught(() => stead.runs.retry(failed.id))) as SteadError;
     expect(e.code).toBe("STEAD_INVALID_STATE");
     expect(e.message).toMatch(/"try" was followed by "then", which ran after the failure/);
-    expect((await stead.get(failed.id)).status).toBe("failed");
+    expect((await stead.runs.get(failed.id)).status).toBe("failed");
   });
 });
 
@@ -191,13 +191,13 @@ describe("resume right after cancelling a running run", () => {
 
   it("waits out the lease of the worker that was inside a step, so no second worker starts that step beside it", async () => {
     const stead = h.create();
-    const { id } = await stead.start(long, null);
+    const { id } = await stead.runs.start(long, null);
     h.worker(stead, { definitions: [long], ...FAST_WORKER, leaseMs: 1500 }).start();
     await waitUntil("the step to start", () => log.includes(`${id} work start 1`));
     h.worker(stead, { definitions: [long], ...FAST_WORKER, leaseMs: 1500 }).start();
-    await stead.cancel(id, { by: "ann" });
-    await stead.resume(id, { by: "ann" });
-    const done = await stead.waitFor(id, { timeoutMs: 20_000 });
+    await stead.runs.cancel(id, { by: "ann" });
+    await stead.runs.resume(id, { by: "ann" });
+    const done = await stead.runs.waitFor(id, { timeoutMs: 20_000 });
     expect(done.status).toBe("completed");
     // The first execution's step ended (its outcome refused) before any other start of it.
     const firstDone = log.indexOf(`${id} work done 1`);

@@ -57,15 +57,15 @@ describe("codes a caller receives", () => {
   it("STEAD_BAD_ID: a malformed run id; STEAD_ID_TAKEN: a run id in use", async () => {
     const stead = h.create();
     const wf = workflow("codes-ids", () => 1);
-    expect(await caught(() => stead.start(wf, null, { id: "-rf" }))).toMatchObject({ code: "STEAD_BAD_ID" });
-    await stead.start(wf, null, { id: "taken" });
-    expect(await caught(() => stead.start(wf, null, { id: "taken" }))).toMatchObject({ code: "STEAD_ID_TAKEN", runId: "taken" });
+    expect(await caught(() => stead.runs.start(wf, null, { id: "-rf" }))).toMatchObject({ code: "STEAD_BAD_ID" });
+    await stead.runs.start(wf, null, { id: "taken" });
+    expect(await caught(() => stead.runs.start(wf, null, { id: "taken" }))).toMatchObject({ code: "STEAD_ID_TAKEN", runId: "taken" });
   });
 
   it("STEAD_BAD_OPTION: a duration or an idempotency key the command does not take", async () => {
     const stead = h.create();
     const wf = workflow("codes-options", () => 1);
-    expect(await caught(() => stead.start(wf, null, { idempotencyKey: "" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
+    expect(await caught(() => stead.runs.start(wf, null, { idempotencyKey: "" }))).toMatchObject({ code: "STEAD_BAD_OPTION" });
     const sleepy = workflow("codes-sleep", async (ctx) => {
       await ctx.sleep("nap", "soon");
       return 1;
@@ -84,20 +84,20 @@ describe("codes a caller receives", () => {
     async function heldUnder(next: ReturnType<typeof workflow>): Promise<{ stead: ReturnType<typeof h.create>; id: string }> {
       const stead = h.create();
       const parked = await stead.run(v1, null, FAST_FOLLOW);
-      await stead.approve(parked.id, "ok");
-      expect((await stead.follow(parked.id, [next], FAST_FOLLOW)).status).toBe("held");
+      await stead.runs.approve(parked.id, "ok");
+      expect((await stead.runs.follow(parked.id, [next], FAST_FOLLOW)).status).toBe("held");
       return { stead, id: parked.id };
     }
 
     it("STEAD_DEFINITION_CHANGED: resume or retry of a run held definition_changed names its ways out", async () => {
       const v2 = workflow("codes-held", { version: "2" }, v1.fn);
       const { stead, id } = await heldUnder(v2);
-      for (const command of [() => stead.resume(id), () => stead.retry(id)]) {
+      for (const command of [() => stead.runs.resume(id), () => stead.runs.retry(id)]) {
         const e = await caught(command);
         expect(e).toBeInstanceOf(SteadError);
         expect(e).toMatchObject({ code: "STEAD_DEFINITION_CHANGED", runId: id, fix: expect.stringContaining("--accept-change") as unknown });
       }
-      expect((await stead.resume(id, { acceptChange: true })).from).toBe("held");
+      expect((await stead.runs.resume(id, { acceptChange: true })).from).toBe("held");
     });
 
     it("STEAD_NONDETERMINISM: resume or retry of a run held nondeterminism", async () => {
@@ -106,7 +106,7 @@ describe("codes a caller receives", () => {
         return 0;
       });
       const { stead, id } = await heldUnder(diverged);
-      for (const command of [() => stead.resume(id), () => stead.retry(id)]) {
+      for (const command of [() => stead.runs.resume(id), () => stead.runs.retry(id)]) {
         expect(await caught(command)).toMatchObject({ code: "STEAD_NONDETERMINISM", runId: id, fix: expect.stringContaining(`stead release ${id} nondeterminism --choice retry`) as unknown });
       }
     });

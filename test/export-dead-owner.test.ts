@@ -36,7 +36,7 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     expect(existsSync(out)).toBe(false);
 
     expect(await worker.kill()).toEqual({ code: null, signal: "SIGKILL" });
-    const run = await stead.get("e1");
+    const run = await stead.runs.get("e1");
     expect(run.status).toBe("running");
     expect(run.lease?.pid).toBe(worker.pid);
     expect(run.lease?.expiresAt ?? 0).toBeGreaterThan(Date.now() + 60_000);

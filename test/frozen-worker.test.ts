@@ -60,7 +60,7 @@ describe.each(STORE_KINDS)("a worker frozen past its lease (%s)", (store) => {
 
     // Alive and on this host, the frozen owner is no dead owner: the taker waits out its lease.
     const taker = box.spawn(config({ leaseMs: 1000 }));
-    const run = await stead.waitFor("f1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    const run = await stead.runs.waitFor("f1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(run.lease).toBeNull();
 
     const log = await continuedLost(box.log, zombie, taker, "f1");
@@ -84,7 +84,7 @@ describe.each(STORE_KINDS)("a worker frozen past its lease (%s)", (store) => {
     expect(readLog(box.log).map((l) => `${l.stepId} ${l.phase} ${l.pid}`)).toEqual([`s00 start ${zombie.pid}`, `s00 done ${zombie.pid}`]);
 
     const taker = box.spawn(config({ leaseMs: 1000 }));
-    await stead.waitFor("r1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    await stead.runs.waitFor("r1", { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
 
     const log = await continuedLost(box.log, zombie, taker, "r1");
     expect(await restartedAfterCommit(stead, ["r1"], log)).toEqual([]);
@@ -96,7 +96,7 @@ describe.each(STORE_KINDS)("a worker frozen past its lease (%s)", (store) => {
     const busy = box.spawn(config({ leaseMs: 1500, concurrency: ids.length, start: ids.map((id) => ({ id, workflow: "many", input })) }));
     await busy.started();
     await box.waitForEffect((l) => l.stepId === "s05" && l.phase === "done", "the runs to be under way", 20_000);
-    const claimedByOtherNow = async () => (await Promise.all(ids.map((id) => stead.events({ runId: id })))).flat().some((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
+    const claimedByOtherNow = async () => (await Promise.all(ids.map((id) => stead.runs.events({ runId: id })))).flat().some((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
     // Frozen before the other worker starts, so the runs are still under way however slowly it
     // starts. Hazard (SQLite): a freeze inside a write transaction keeps the file's write lock, and
     // no other process can claim until it continues; such a freeze is let go and tried again.
@@ -123,13 +123,13 @@ describe.each(STORE_KINDS)("a worker frozen past its lease (%s)", (store) => {
       if (await claimedByOtherNow()) break;
     }
     busy.child.kill("SIGCONT");
-    for (const id of ids) await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
+    for (const id of ids) await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
     expect(await busy.terminate(20_000)).toEqual({ code: 0, signal: null });
     expect(await other.terminate(20_000)).toEqual({ code: 0, signal: null });
 
     const log = readLog(box.log);
     // The freeze mattered: the other worker completed steps of runs the frozen one had claimed.
-    const claimedByOther = (await Promise.all(ids.map((id) => stead.events({ runId: id })))).flat().filter((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
+    const claimedByOther = (await Promise.all(ids.map((id) => stead.runs.events({ runId: id })))).flat().filter((e) => e.type === "run.claimed" && e.data.pid === other.child.pid);
     expect(claimedByOther.length).toBeGreaterThan(0);
     expect(await restartedAfterCommit(stead, ids, log)).toEqual([]);
   }, 90_000);

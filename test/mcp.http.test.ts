@@ -134,7 +134,7 @@ describe.each(STORE_KINDS)("the MCP server over streamable HTTP on %s", (kind) =
     expect(await ok(c, "approve", args)).toMatchObject({ approved: true, by: "olivia", already: true });
     expect(await s.rows("SELECT resolved_by FROM waits WHERE run_id = ? AND name = 'ship'", id)).toEqual([{ resolved_by: "olivia" }]);
     expect(await s.rows("SELECT verb, key, actor FROM idempotency_keys WHERE scope = ?", id)).toEqual([{ verb: "approve", key: "ticket-42", actor: "olivia" }]);
-    expect((await s.stead.follow(id, [shipped], { followTimersMs: 0 })).status).toBe("completed");
+    expect((await s.stead.runs.follow(id, [shipped], { followTimersMs: 0 })).status).toBe("completed");
     expect(readFileSync(log, "utf8")).toContain("parcel shipped by olivia\n");
   });
 
@@ -169,7 +169,7 @@ describe.each(STORE_KINDS)("the MCP server over streamable HTTP on %s", (kind) =
     expect(wait?.resolved_by).toBe("olivia");
     expect(JSON.parse(String(wait?.result))).toMatchObject({ approved: true, by: "olivia", scope: "run" });
     expect(String(wait?.result)).toContain("staging");
-    expect((await s.stead.follow(run.id, [deployer], { followTimersMs: 0 })).status).toBe("completed");
+    expect((await s.stead.runs.follow(run.id, [deployer], { followTimersMs: 0 })).status).toBe("completed");
     expect(readFileSync(log, "utf8")).toContain("deployed to staging\n");
     expect(readFileSync(log, "utf8")).not.toContain("deployed to prod");
   });
@@ -256,7 +256,7 @@ describe.each(STORE_KINDS)("the MCP server over streamable HTTP on %s", (kind) =
       expect(v.text).toContain("victor (viewer)");
     }
     expect(await digestStore(s.stead.store)).toEqual(before);
-    expect((await s.stead.get(id)).status).toBe("waiting");
+    expect((await s.stead.runs.get(id)).status).toBe("waiting");
 
     const bad = new Client({ name: "stead-test", version: "1.0.0" });
     await expect(bad.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer stead_${"A".repeat(43)}` } } }))).rejects.toThrow();

@@ -86,7 +86,7 @@ describe("stead mcp (stdio)", () => {
 
     expect(await ok(client, "approve", { runId: run.id, wait: "ship", idempotencyKey: "desk-1" })).toMatchObject({ approved: true, by: "alice", already: false });
     expect(await s.rows("SELECT resolved_by FROM waits WHERE run_id = ? AND name = 'ship'", run.id)).toEqual([{ resolved_by: "alice" }]);
-    expect((await s.stead.follow(run.id, [shipped], { followTimersMs: 0 })).status).toBe("completed");
+    expect((await s.stead.runs.follow(run.id, [shipped], { followTimersMs: 0 })).status).toBe("completed");
     expect(readFileSync(log, "utf8")).toContain("parcel shipped by alice\n");
 
     const missing = await refused(client, "get_run", { runId: "no-such-run" });

@@ -36,15 +36,15 @@ const ended = (r: RunInfo) => r.status === "failed" || r.status === "completed";
 
 /** A run of `flow` on a worker of its own store, until `until` (after `meanwhile`, if given). */
 async function runOn(s: OnStore, flow: WorkflowDefinition<null, unknown>, until: (r: RunInfo) => boolean, meanwhile?: (id: string) => Promise<void>): Promise<RunInfo> {
-  const { id } = await s.stead.start(flow, null);
+  const { id } = await s.stead.runs.start(flow, null);
   const worker = s.stead.worker({ definitions: [flow] });
   worker.start();
   try {
     if (meanwhile) {
-      await s.stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+      await s.stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
       await meanwhile(id);
     }
-    return await s.stead.waitFor(id, { until, timeoutMs: 20_000 });
+    return await s.stead.runs.waitFor(id, { until, timeoutMs: 20_000 });
   } finally {
     await worker.stop();
   }
@@ -55,7 +55,7 @@ describe.each(STORE_KINDS)("text holding a NUL character (%s)", (kind) => {
     const s = await onStore(kind, "nul-approval");
     open.push(s);
     const end = await runOn(s, approved, ended, async (id) => {
-      await s.stead.approve(id, "go", { by: NUL, reason: NUL });
+      await s.stead.runs.approve(id, "go", { by: NUL, reason: NUL });
     });
     expect(end.status).toBe("completed");
     const [wait] = await s.rows("SELECT resolved_by FROM waits WHERE run_id = ?", end.id);
@@ -77,12 +77,12 @@ describe.each(STORE_KINDS)("text holding a NUL character (%s)", (kind) => {
     open.push(s);
     const end = await runOn(s, flow, ended);
     expect(end.status).toBe("failed");
-    const steps = await s.stead.journal(end.id);
+    const steps = await s.stead.runs.journal(end.id);
     expect(steps.map((x) => x.id)).toEqual(["returns", "fails"]);
     // The journal keeps every character; the error's message is the thrown one, NUL and all.
     expect(steps[0]?.output).toEqual({ text: NUL });
     expect(steps[1]?.error?.message).toBe(NUL);
-    const failed = (await s.stead.events({ runId: end.id })).find((e) => e.type === "step.failed");
+    const failed = (await s.stead.runs.events({ runId: end.id })).find((e) => e.type === "step.failed");
     expect(failed, "the failure is reported").toBeDefined();
     // Event data is a report: where the store cannot hold a NUL (Postgres's jsonb) it reads U+FFFD.
     const reported = JSON.stringify(failed?.data);

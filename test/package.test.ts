@@ -440,7 +440,7 @@ describe("the packed package in a fresh npm project", () => {
       `import { SteadError, workflow, type Stead, type Store } from "stead";\nimport { describeStoreConformance, type StoreFactory } from "stead/conformance";\n` +
       `const e: SteadError = new SteadError("STEAD_BAD_OPTION", "x", { fix: "y" });\nexport const d = workflow("t", () => e.code);\n` +
       `export const f: StoreFactory = { name: "mine", open: (): Promise<Store> => Promise.reject(e), dispose: () => Promise.resolve() };\nexport const run: typeof describeStoreConformance = describeStoreConformance;\n` +
-      `export const decide = (s: Stead) => s.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n` +
+      `export const decide = (s: Stead) => s.runs.approve("r", "approve:c1", { input: { a: 1 }, scope: "run" });\n` +
       `import { createClient, SteadClientError, type StreamedEvent } from "stead/client";\nexport const listed: Promise<string | null> = createClient({ url: "http://127.0.0.1:1" }).runs.list().then((l) => l.nextCursor);\n` +
       `export const code = (e: unknown): string | undefined => (e instanceof SteadClientError ? e.code : undefined);\nexport const pos = (e: StreamedEvent): string => e.position;\n`;
     writeFileSync(join(app, "types-cjs.ts"), probe);

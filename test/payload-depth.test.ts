@@ -120,7 +120,7 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
 
   it("refuses a too-deep input at start, and writes no run", async () => {
     await open();
-    const e = (await caught(() => stead.start(kid, nested(60_000), { id: "deep-input" }))) as ErrorJson;
+    const e = (await caught(() => stead.runs.start(kid, nested(60_000), { id: "deep-input" }))) as ErrorJson;
     expect(e.code).toBe("STEAD_PAYLOAD_TOO_DEEP");
     expect(e.message).toContain(`${MAX_DEPTH} levels`);
     expect(await s.rows("SELECT id FROM runs")).toEqual([]);
@@ -144,11 +144,11 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     const waiting = await stead.run(waitsForSignal, null, FOLLOW);
     expect(waiting.status).toBe("waiting");
     const before = await s.rows("SELECT name, status, result FROM waits WHERE run_id = ?", waiting.id);
-    const e1 = (await caught(() => stead.signal(waiting.id, "go", nested(40_000)))) as ErrorJson;
+    const e1 = (await caught(() => stead.runs.signal(waiting.id, "go", nested(40_000)))) as ErrorJson;
     expect(e1.code).toBe("STEAD_PAYLOAD_TOO_DEEP");
     expect(await s.rows("SELECT name, status, result FROM waits WHERE run_id = ?", waiting.id)).toEqual(before);
 
-    const { id } = await stead.start(effect, null);
+    const { id } = await stead.runs.start(effect, null);
     const doomed = stead.worker({ definitions: [effect], leaseMs: 300, pollMs: 20, graceMs: 100 });
     workers.push(doomed);
     doomed.on("error", () => undefined);
@@ -159,9 +159,9 @@ describe.each(STORE_KINDS)("on %s", (kind) => {
     workers.push(next);
     next.on("error", () => undefined);
     next.start();
-    await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
+    await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 15_000 });
     const held = { steps: await s.rows("SELECT step_id, status, output FROM steps WHERE run_id = ?", id), holds: await s.rows("SELECT kind, released_at FROM holds WHERE run_id = ?", id) };
-    const e2 = (await caught(() => stead.release(id, "ambiguous_effect", { choice: "result", result: nested(40_000) }))) as ErrorJson;
+    const e2 = (await caught(() => stead.runs.release(id, "ambiguous_effect", { choice: "result", result: nested(40_000) }))) as ErrorJson;
     expect(e2.code).toBe("STEAD_PAYLOAD_TOO_DEEP");
     expect({ steps: await s.rows("SELECT step_id, status, output FROM steps WHERE run_id = ?", id), holds: await s.rows("SELECT kind, released_at FROM holds WHERE run_id = ?", id) }).toEqual(held);
   });

@@ -28,7 +28,7 @@ describe.skipIf(PRIVATE_SERVER_UNAVAILABLE !== undefined)("stead worker started 
     const log = join(dir, "effects.log");
     const stead = createStead({ store: db.url });
     // The fixture's definition is typed by the built package (it imports "stead"), the same object at run time.
-    await stead.start(slowFlow as unknown as WorkflowDefinition<{ log: string; ms: number }>, { log, ms: 10 }, { id: "p1" });
+    await stead.runs.start(slowFlow as unknown as WorkflowDefinition<{ log: string; ms: number }>, { log, ms: 10 }, { id: "p1" });
     await stead.close();
     await server.stop();
 

@@ -45,7 +45,7 @@ function slowStepsStarted(pid: number): Promise<true> {
 }
 
 async function eventsOf(id: string): Promise<EventView[]> {
-  return stead.events({ runId: id });
+  return stead.runs.events({ runId: id });
 }
 
 it("a worker frozen past its lease on another host is taken over by lease expiry, and after SIGCONT none of its writes is accepted", async () => {
@@ -54,7 +54,7 @@ it("a worker frozen past its lease on another host is taken over by lease expiry
   const zombieId = workerIdOf(zombie.reports);
   await slowStepsStarted(zombie.pid);
   const before = new Map<string, RunInfo>();
-  for (const id of IDS) before.set(id, await stead.get(id));
+  for (const id of IDS) before.set(id, await stead.runs.get(id));
   for (const r of before.values()) expect(r.lease).toMatchObject({ owner: zombieId, host: "zombie-host", pid: zombie.pid });
   zombie.child.kill("SIGSTOP");
 
@@ -62,14 +62,14 @@ it("a worker frozen past its lease on another host is taken over by lease expiry
   await taker.ready();
   const takerId = workerIdOf(taker.reports);
   const done = new Map<string, RunInfo>();
-  for (const id of IDS) done.set(id, await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 }));
+  for (const id of IDS) done.set(id, await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 }));
 
   const eventsAtTakeover = new Map<string, EventView[]>();
   const journalAtTakeover = new Map<string, unknown>();
   for (const id of IDS) {
     const events = await eventsOf(id);
     eventsAtTakeover.set(id, events);
-    journalAtTakeover.set(id, await stead.journal(id));
+    journalAtTakeover.set(id, await stead.runs.journal(id));
     const fence = before.get(id)?.fence ?? -1;
     const takeover = events.find((e) => e.type === "run.claimed" && e.data.worker === takerId);
     expect(takeover?.data, id).toMatchObject({ previousStatus: "running", fence: fence + 1, host: "taker-host" });
@@ -100,9 +100,9 @@ it("a worker frozen past its lease on another host is taken over by lease expiry
   // Zero writes of the zombie accepted after the takeover: the store is as the taker left it.
   for (const id of IDS) {
     expect(await eventsOf(id), id).toEqual(eventsAtTakeover.get(id));
-    expect(await stead.journal(id), id).toEqual(journalAtTakeover.get(id));
-    expect(await stead.get(id), id).toMatchObject({ status: "completed", output: done.get(id)?.output, fence: (before.get(id)?.fence ?? -1) + 1 });
-    const journal = await stead.journal(id);
+    expect(await stead.runs.journal(id), id).toEqual(journalAtTakeover.get(id));
+    expect(await stead.runs.get(id), id).toMatchObject({ status: "completed", output: done.get(id)?.output, fence: (before.get(id)?.fence ?? -1) + 1 });
+    const journal = await stead.runs.journal(id);
     expect(journal.map((s) => [s.id, stepOut(s).pid]), id).toEqual([["s00", zombie.pid], ["s01", taker.pid], ["s02", taker.pid], ["s03", taker.pid]]);
   }
   // Everything the store ever accepted from the zombie was written before it froze.
@@ -119,13 +119,13 @@ it("a worker SIGKILLed on one host loses its runs to a worker on another host th
   const firstId = workerIdOf(first.reports);
   await slowStepsStarted(first.pid);
   const before = new Map<string, RunInfo>();
-  for (const id of IDS) before.set(id, await stead.get(id));
+  for (const id of IDS) before.set(id, await stead.runs.get(id));
   expect(await first.kill()).toMatchObject({ signal: "SIGKILL" });
 
   const second = box.spawn(config({ leaseMs: 60_000 }), { host: "host-b", slowMs: 20 });
   await second.ready();
   const secondId = workerIdOf(second.reports);
-  for (const id of IDS) await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 });
+  for (const id of IDS) await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 });
 
   for (const id of IDS) {
     const was = before.get(id);
@@ -139,7 +139,7 @@ it("a worker SIGKILLed on one host loses its runs to a worker on another host th
     expect(claim && expired[0] && claim.seq > expired[0].seq, id).toBe(true);
     // Both times on the database's clock: the takeover happened while the killed lease still had time to run.
     expect(claim?.at, id).toBeLessThan(was?.lease?.expiresAt ?? 0);
-    const journal = await stead.journal(id);
+    const journal = await stead.runs.journal(id);
     expect(journal.map((s) => [s.id, s.status, stepOut(s).host]), id).toEqual([
       ["s00", "completed", "host-a"],
       ["s01", "completed", "host-b"],
@@ -180,7 +180,7 @@ it("a worker whose liveness connection drops ends its runs at once (lease-lost) 
     return res.rows.length;
   });
   expect(terminated).toBe(1);
-  for (const id of ids) await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 });
+  for (const id of ids) await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 50 });
   expect(await w.terminate()).toEqual({ code: 0, signal: null });
 
   // Each run's execution under the lost identity ended as lease-lost; a new identity of the same process finished it.

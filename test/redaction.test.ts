@@ -52,7 +52,7 @@ const failing = workflow("leaky-fail", { version: "1" }, async (ctx) => {
 
 async function exported(s: OnStore): Promise<string> {
   let text = "";
-  await s.stead.exportDump(
+  await s.stead.admin.exportDump(
     new Writable({
       write(chunk: Buffer, _e, done) {
         text += chunk.toString("utf8");
@@ -80,13 +80,13 @@ describe.each(STORE_KINDS)("redaction on %s", (kind) => {
     const w = stead.worker({ definitions: [leaky, failing], ...FAST_WORKER });
     w.start();
     try {
-      await stead.start(leaky, { note: `from the caller: ${CONFIGURED}` }, { id: "leak-1" });
-      await stead.waitFor("leak-1", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
-      await stead.approve("leak-1", "ship", { by: "ann", reason: `fine, key was ${SHAPED}` });
-      const done = await stead.waitFor("leak-1", { timeoutMs: 20_000 });
+      await stead.runs.start(leaky, { note: `from the caller: ${CONFIGURED}` }, { id: "leak-1" });
+      await stead.runs.waitFor("leak-1", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+      await stead.runs.approve("leak-1", "ship", { by: "ann", reason: `fine, key was ${SHAPED}` });
+      const done = await stead.runs.waitFor("leak-1", { timeoutMs: 20_000 });
       expect(done.status).toBe("completed");
-      await stead.start(failing, null, { id: "fail-1" });
-      expect((await stead.waitFor("fail-1", { timeoutMs: 20_000 })).status).toBe("failed");
+      await stead.runs.start(failing, null, { id: "fail-1" });
+      expect((await stead.runs.waitFor("fail-1", { timeoutMs: 20_000 })).status).toBe("failed");
 
       // What live code saw is what the journal holds: redacted, with the rest intact.
       expect(seen).toHaveLength(2);
@@ -141,10 +141,10 @@ describe("redaction with nothing configured", () => {
     w.start();
     try {
       // The first run reads the secret; the second passes it as an argument under an idempotency key.
-      await s.stead.start(echo, { k: "plain" }, { id: "e-1" });
-      await s.stead.waitFor("e-1", { timeoutMs: 20_000 });
-      await s.stead.start(echo, { k: VIA_CTX }, { id: "e-2", idempotencyKey: "once" });
-      await s.stead.waitFor("e-2", { timeoutMs: 20_000 });
+      await s.stead.runs.start(echo, { k: "plain" }, { id: "e-1" });
+      await s.stead.runs.waitFor("e-1", { timeoutMs: 20_000 });
+      await s.stead.runs.start(echo, { k: VIA_CTX }, { id: "e-2", idempotencyKey: "once" });
+      await s.stead.runs.waitFor("e-2", { timeoutMs: 20_000 });
     } finally {
       await w.stop({ graceMs: 500 });
     }

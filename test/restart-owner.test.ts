@@ -31,11 +31,11 @@ it.runIf(process.platform === "linux")("a dead owner's run is reclaimed at once 
   expect(await first.kill()).toEqual({ code: null, signal: "SIGKILL" });
 
   const second = box.spawn({ leaseMs: 60_000, pollMs: 20 }, { slowMs: 20 });
-  const run = await stead.waitFor("d1", { timeoutMs: 15_000, pollMs: 20 });
+  const run = await stead.runs.waitFor("d1", { timeoutMs: 15_000, pollMs: 20 });
   expect(run.status).toBe("completed");
   expect(run.output).toEqual({ first: "first", slowBy: second.pid, after: "after" });
 
-  const events = await stead.events({ runId: "d1" });
+  const events = await stead.runs.events({ runId: "d1" });
   const expired = events.find((e) => e.type === "lease.expired");
   const claim = events.find((e) => e.type === "run.claimed" && e.data.pid === second.pid);
   expect(expired?.data).toMatchObject({ fence: held?.fence, reason: `owner process ${first.pid} on ${hostname()} is gone` });
@@ -58,14 +58,14 @@ it("SIGTERM mid-step: the step finishes and commits, the run is released as pend
   expect(await first.terminate()).toEqual({ code: 0, signal: null });
   expect(first.outcomes("t1")).toEqual([{ runId: "t1", kind: "released" }]);
 
-  const released = await stead.get("t1");
+  const released = await stead.runs.get("t1");
   expect(released.status).toBe("pending");
   expect(released.lease).toBeNull();
-  expect((await stead.journal("t1")).map((s) => [s.id, s.status, s.attempt])).toEqual([
+  expect((await stead.runs.journal("t1")).map((s) => [s.id, s.status, s.attempt])).toEqual([
     ["first", "completed", 1],
     ["slow", "completed", 1],
   ]);
-  const events = await stead.events({ runId: "t1" });
+  const events = await stead.runs.events({ runId: "t1" });
   const types = events.map((e) => e.type);
   expect(types.at(-1)).toBe("run.released");
   expect(events.at(-1)?.data).toMatchObject({ reason: "worker shutdown" });
@@ -73,13 +73,13 @@ it("SIGTERM mid-step: the step finishes and commits, the run is released as pend
   expect(done(box.effects(), "t1", "after")).toHaveLength(0);
 
   const second = box.spawn({ leaseMs: 1000, pollMs: 20 }, { slowMs: 700 });
-  const run = await stead.waitFor("t1", { timeoutMs: 10_000, pollMs: 20 });
+  const run = await stead.runs.waitFor("t1", { timeoutMs: 10_000, pollMs: 20 });
   expect(run.status).toBe("completed");
   expect(run.output).toEqual({ first: "first", slowBy: first.pid, after: "after" });
   const log = box.effects();
   expect(log.filter((l) => l.stepId === "slow").map((l) => `${l.phase} ${l.pid}`)).toEqual([`start ${first.pid}`, `done ${first.pid}`]);
   expect(done(log, "t1", "after").map((l) => l.pid)).toEqual([second.pid]);
-  const claims = (await stead.events({ runId: "t1" })).filter((e) => e.type === "run.claimed");
+  const claims = (await stead.runs.events({ runId: "t1" })).filter((e) => e.type === "run.claimed");
   // A clean handover: the second claim follows a release, not a lost lease.
   expect(claims.map((e) => e.data.previousStatus)).toEqual(["pending", "pending"]);
   expect(await second.terminate()).toEqual({ code: 0, signal: null });

@@ -57,12 +57,12 @@ describe.each(STORE_KINDS)("retention on %s", (kind) => {
     w.start();
     const [wa, wb, wc, wd] = [ws(), ws(), ws(), ws()];
     try {
-      await stead.start(parent, { file: join(wa, "a.txt"), text: "only-in-old-run-a", wait: false }, { id: "old-a", workspace: wa });
-      await stead.start(parent, { file: join(wb, "s.txt"), text: "shared-by-old-b-and-new-c", wait: false }, { id: "old-b", workspace: wb });
-      await stead.start(parent, { file: join(wc, "s.txt"), text: "shared-by-old-b-and-new-c", wait: false }, { id: "new-c", workspace: wc });
-      await stead.start(parent, { file: join(wd, "d.txt"), text: "waiting-run-d", wait: true }, { id: "waits-d", workspace: wd });
-      for (const id of ["old-a", "old-b", "new-c"]) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
-      await stead.waitFor("waits-d", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+      await stead.runs.start(parent, { file: join(wa, "a.txt"), text: "only-in-old-run-a", wait: false }, { id: "old-a", workspace: wa });
+      await stead.runs.start(parent, { file: join(wb, "s.txt"), text: "shared-by-old-b-and-new-c", wait: false }, { id: "old-b", workspace: wb });
+      await stead.runs.start(parent, { file: join(wc, "s.txt"), text: "shared-by-old-b-and-new-c", wait: false }, { id: "new-c", workspace: wc });
+      await stead.runs.start(parent, { file: join(wd, "d.txt"), text: "waiting-run-d", wait: true }, { id: "waits-d", workspace: wd });
+      for (const id of ["old-a", "old-b", "new-c"]) expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+      await stead.runs.waitFor("waits-d", { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
     } finally {
       await w.stop({ graceMs: 500 });
     }
@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)("retention on %s", (kind) => {
     for (const id of ["old-a", "old-b", "waits-d", kids["old-a"], kids["old-b"], kids["waits-d"]]) await s.write("UPDATE runs SET updated_at = ? WHERE id = ?", Date.now() - 2 * DAY, id);
     expect(await blobTexts(s)).toEqual(expect.arrayContaining(["only-in-old-run-a", "shared-by-old-b-and-new-c", "waiting-run-d"]));
 
-    const r = await stead.deleteFinishedRuns({ finishedBefore: "1d", graceMs: 0 });
+    const r = await stead.runs.deleteFinished({ finishedBefore: "1d", graceMs: 0 });
     expect(r.runs).toBe(4);
 
     const survivors = ["new-c", kids["new-c"], "waits-d", kids["waits-d"]].map(String).sort();
@@ -86,15 +86,15 @@ describe.each(STORE_KINDS)("retention on %s", (kind) => {
     expect(blobs).not.toContain("only-in-old-run-a");
     expect(blobs).toEqual(expect.arrayContaining(["shared-by-old-b-and-new-c", "waiting-run-d"]));
     const back = join(ws(), "restored");
-    await stead.restore("new-c", { to: back });
+    await stead.workspaces.restore("new-c", { to: back });
     expect(readFileSync(join(back, "s.txt"), "utf8")).toBe("shared-by-old-b-and-new-c");
 
     // The waiting run and its finished child carry on.
-    await stead.approve("waits-d", "go", { by: "ann" });
+    await stead.runs.approve("waits-d", "go", { by: "ann" });
     const w2 = stead.worker({ definitions: [parent, kid], ...FAST_WORKER });
     w2.start();
     try {
-      expect((await stead.waitFor("waits-d", { timeoutMs: 20_000 })).output).toBe("kid done");
+      expect((await stead.runs.waitFor("waits-d", { timeoutMs: 20_000 })).output).toBe("kid done");
     } finally {
       await w2.stop({ graceMs: 500 });
     }
@@ -115,8 +115,8 @@ describe("stead gc --finished-before", () => {
     w.start();
     const d = mkdtempSync(join(tmpdir(), "stead-ret-cli-"));
     try {
-      await s.stead.start(parent, { file: join(d, "x.txt"), text: "x", wait: false }, { id: "sum-1" });
-      await s.stead.waitFor("sum-1", { timeoutMs: 20_000 });
+      await s.stead.runs.start(parent, { file: join(d, "x.txt"), text: "x", wait: false }, { id: "sum-1" });
+      await s.stead.runs.waitFor("sum-1", { timeoutMs: 20_000 });
     } finally {
       await w.stop({ graceMs: 500 });
     }

@@ -53,7 +53,7 @@ describe.each(STORE_KINDS)("the HTTP API on %s", (kind) => {
     return run.id;
   }
 
-  const finish = (stead: Stead, id: string) => stead.follow(id, [shipped], { followTimersMs: 0 });
+  const finish = (stead: Stead, id: string) => stead.runs.follow(id, [shipped], { followTimersMs: 0 });
 
   it("an approval over HTTP resumes the run, recorded as the token's name; the same key again changes nothing", async () => {
     const id = await parked("parcel");
@@ -135,7 +135,7 @@ describe.each(STORE_KINDS)("the HTTP API on %s", (kind) => {
     const crossSite = await fetch(`${server.url}/api/v1/runs/${id}/pause`, { method: "POST", headers: { origin: "https://evil.example", authorization: `Bearer ${tokens.operator}` } });
     expect(crossSite.status).toBe(403);
     expect(await digestStore(s.stead.store)).toEqual(before);
-    expect((await s.stead.get(id)).pauseRequested).toBe(false);
+    expect((await s.stead.runs.get(id)).pauseRequested).toBe(false);
   });
 
   it("serves its OpenAPI document, with every route and the problem schema", async () => {

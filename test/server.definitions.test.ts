@@ -93,7 +93,7 @@ describe.each(STORE_KINDS)("definitions, workers and starts by name over HTTP on
   });
 
   it("GET /workers: each worker's leases, as the runs table holds them, while it runs them", async () => {
-    const { id } = await served.s.stead.start(holding, {});
+    const { id } = await served.s.stead.runs.start(holding, {});
     await waitUntil("the run to be claimed", async () => (await served.s.rows("SELECT status FROM runs WHERE id = ?", id))[0]?.status === "running");
     const [row] = await served.s.rows("SELECT lease_owner, lease_expires_at FROM runs WHERE id = ?", id);
     const workers = (await call("GET", "/workers")).body.workers as { workerId: string; leases: { runId: string; expiresAt: number }[] }[];

@@ -78,9 +78,9 @@ describe.each(STORE_KINDS)("/metrics on %s", (kind) => {
     const lost = deferred<string>();
     first.on("outcome", (id, o) => o.kind === "lease-lost" && lost.resolve(id));
     first.start();
-    for (const d of [ok, ok, failing]) await s.stead.start(d, {});
-    await s.stead.start(waiting, {});
-    const { id: hung } = await s.stead.start(hanging, {});
+    for (const d of [ok, ok, failing]) await s.stead.runs.start(d, {});
+    await s.stead.runs.start(waiting, {});
+    const { id: hung } = await s.stead.runs.start(hanging, {});
     await waitUntil("the runs to settle and the hanging one to run", async () => {
       const open = await count("SELECT count(*) AS n FROM runs WHERE status IN ('pending') OR (status = 'running' AND id <> ?)", hung);
       return open === 0 && attempts === 1;

@@ -45,7 +45,7 @@ function post(served: Served, path: string, parts: readonly Buffer[], length: bo
 }
 
 async function parkedRun(served: Served): Promise<string> {
-  const { id } = await served.s.stead.start(flow, null);
+  const { id } = await served.s.stead.runs.start(flow, null);
   const w = served.s.stead.worker({ definitions: [flow], pollMs: 20 });
   await new Promise<void>((done) => {
     w.on("outcome", (_id, o) => o.kind === "waiting" && done());

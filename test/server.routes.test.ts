@@ -82,7 +82,7 @@ describe.each(STORE_KINDS)("the HTTP API's session and workspace routes on %s", 
 
     const worker = stead.worker({ definitions: [chat], pollMs: 10 });
     worker.start();
-    await stead.waitFor(String(first.body.runId), { timeoutMs: 20_000 });
+    await stead.runs.waitFor(String(first.body.runId), { timeoutMs: 20_000 });
     await worker.stop();
 
     const session = await call("GET", "/sessions/support-1");

@@ -62,7 +62,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
   it("a run's stream resumed by Last-Event-ID again and again while its worker appends: every event once, in order", async () => {
     // Slow enough that the run is still appending while the stream is read in pieces (a run done
     // before the first connect would come in one catch-up page).
-    const { id } = await stead.start(chatty, { steps: 40, delayMs: 15 });
+    const { id } = await stead.runs.start(chatty, { steps: 40, delayMs: 15 });
     const w = stead.worker({ definitions: [chatty], pollMs: 20 });
     w.start();
     stop.push(() => w.stop());
@@ -81,14 +81,14 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
   });
 
   it("?after= starts a first connect after a position; the whole store's stream carries every run's events", async () => {
-    const start = await stead.eventsAfter(null, { runIds: [] });
-    const a = await stead.start(chatty, { steps: 3 });
-    const b = await stead.start(chatty, { steps: 3 });
+    const start = await stead.runs.eventsAfter(null, { runIds: [] });
+    const a = await stead.runs.start(chatty, { steps: 3 });
+    const b = await stead.runs.start(chatty, { steps: 3 });
     const w = stead.worker({ definitions: [chatty], pollMs: 20 });
     w.start();
     stop.push(() => w.stop());
-    await stead.waitFor(a.id);
-    await stead.waitFor(b.id);
+    await stead.runs.waitFor(a.id);
+    await stead.runs.waitFor(b.id);
     const c = await openSse(`${api}/events/stream?after=${encodeURIComponent(start.position)}`);
     const expected = (await stored(served)).filter((e) => e.runId === a.id || e.runId === b.id);
     await c.waitFor("both runs' events", (x) => x.messages.length >= expected.length);
@@ -120,7 +120,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
   });
 
   it("sends heartbeats on a quiet stream", async () => {
-    const { id } = await stead.start(chatty, { steps: 0 });
+    const { id } = await stead.runs.start(chatty, { steps: 0 });
     const c = await openSse(`${api}/runs/${id}/stream`, { authorization: `Bearer ${served.tokens.viewer}` });
     expect(c.headers["content-type"]).toMatch(/^text\/event-stream/);
     await c.waitFor("three heartbeats", (x) => x.comments.filter((t) => t === "heartbeat").length >= 3);
@@ -132,7 +132,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
   });
 
   it("a subscriber that stops reading is dropped past its bound, while another is not; it resumes by id with nothing lost or repeated", async () => {
-    const from = (await stead.eventsAfter(null, { runIds: [] })).position;
+    const from = (await stead.runs.eventsAfter(null, { runIds: [] })).position;
     const url = `${api}/events/stream?after=${encodeURIComponent(from)}`;
     const slow = await openSse(url);
     const fast = await openSse(url);
@@ -141,8 +141,8 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
     const reason = "r".repeat(9_000);
     const ids: string[] = [];
     for (let i = 0; i < 1500; i++) {
-      const { id } = await stead.start(chatty, { steps: 1 });
-      await stead.cancel(id, { reason });
+      const { id } = await stead.runs.start(chatty, { steps: 1 });
+      await stead.runs.cancel(id, { reason });
       ids.push(id);
     }
     const last = ids[ids.length - 1];
@@ -164,7 +164,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
     const provider = await startProviderServer([reply.text("one two three four five six seven eight", { chunks: 8, chunkDelayMs: 300, hangAfterChunks: 6 })]);
     stop.push(() => provider.close());
     const talker = agent("stream-talker", { model: providerModel(provider.url), retry: { baseMs: 5, maxMs: 20 } });
-    const { id } = await stead.start(talker, "talk");
+    const { id } = await stead.runs.start(talker, "talk");
     const c = await openSse(`${api}/runs/${id}/stream`);
     const w = stead.worker({ definitions: [talker], pollMs: 20 });
     w.start();
@@ -179,7 +179,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
     const rows = await served.s.rows("SELECT seq FROM events WHERE run_id = ? AND type = 'model.delta' ORDER BY seq", id);
     expect(deltas.map((m) => m.event.seq)).toEqual(rows.map((r) => Number(r.seq)).slice(0, deltas.length));
     c.close();
-    await stead.cancel(id);
+    await stead.runs.cancel(id);
   });
 
   it("a model step's compacted text reaches a stream as the final message: live deltas then the marker with the text, or the marker alone for a later client", async () => {
@@ -187,7 +187,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
     const provider = await startProviderServer([reply.text(answer, { chunks: 12, chunkDelayMs: 120 })]);
     stop.push(() => provider.close());
     const talker = agent("stream-talker-done", { model: providerModel(provider.url), retry: { baseMs: 5, maxMs: 20 } });
-    const { id } = await stead.start(talker, "talk");
+    const { id } = await stead.runs.start(talker, "talk");
     const live = await openSse(`${api}/runs/${id}/stream`);
     const w = stead.worker({ definitions: [talker], pollMs: 20 });
     w.start();
@@ -215,8 +215,8 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
     stop.push(() => w.stop());
     const c = await openSse(`${api}/sessions/stream-session-${kind}/stream`);
     const second = { id: (await session.send({ steps: 2 })).runId };
-    await stead.waitFor(first.id);
-    await stead.waitFor(second.id);
+    await stead.runs.waitFor(first.id);
+    await stead.runs.waitFor(second.id);
     const expected = (await stored(served)).filter((e) => e.runId === first.id || e.runId === second.id);
     await c.waitFor("both turns", (x) => x.messages.length >= expected.length);
     c.close();
@@ -225,7 +225,7 @@ describe.each(STORE_KINDS)("event streams on %s", (kind) => {
 
   it("shutting the server down ends each stream with a retry hint", async () => {
     const other = await servedStore(kind, "server-streams-close", { streams: { retryMs: 1234 } });
-    const { id } = await other.s.stead.start(chatty, { steps: 0 });
+    const { id } = await other.s.stead.runs.start(chatty, { steps: 0 });
     const c = await openSse(`${other.server.url}/api/v1/runs/${id}/stream`);
     await c.waitFor("the first event", (x) => x.messages.length === 1);
     expect(other.server.liveSubscribers()).toBe(1);
@@ -241,12 +241,12 @@ describe.skipIf(!STORE_KINDS.includes("postgres"))("event streams on postgres, m
   it("two instances writing concurrently: a whole-store subscriber resumed again and again gets every event once, each run's in order", async () => {
     const served = await servedStore("postgres", "server-streams-writers", { streams: { pollMs: 10 } });
     const api = `${served.server.url}/api/v1`;
-    const from = (await served.s.stead.eventsAfter(null, { runIds: [] })).position;
+    const from = (await served.s.stead.runs.eventsAfter(null, { runIds: [] })).position;
     const writers = [createStead({ store: served.s.location }), createStead({ store: served.s.location })];
     const workers = writers.map((s) => s.worker({ definitions: [chatty], pollMs: 10, concurrency: 4 }));
     try {
       const ids: string[] = [];
-      for (const [i, s] of writers.entries()) for (let k = 0; k < 6; k++) ids.push((await s.start(chatty, { steps: 8 + i })).id);
+      for (const [i, s] of writers.entries()) for (let k = 0; k < 6; k++) ids.push((await s.runs.start(chatty, { steps: 8 + i })).id);
       for (const w of workers) w.start();
       const conns = await readInPieces(`${api}/events/stream?after=${encodeURIComponent(from)}`, {}, 25, async (all) => {
         const done = all.filter((e) => e.type === "run.completed" && ids.includes(e.runId)).length === ids.length;

@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     const run = await stead.run(editor, workspace, { workspace, pollMs: 10 });
     expect(run.status).toBe("completed");
 
-    const snaps = await stead.snapshots(run.id);
+    const snaps = await stead.workspaces.snapshots(run.id);
     const rows = await s.rows("SELECT seq, step_id, source, files FROM snapshots WHERE run_id = ? ORDER BY id", run.id);
     expect(snaps.runId).toBe(run.id);
     expect(snaps.workspace).toBe(workspace);
@@ -69,25 +69,25 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     expect(snaps.snapshots.map((x) => x.notes)).toEqual(rows.map(() => ({ notes: [] })));
 
     const target = join(dir(), "after-first");
-    const restored = await stead.restore(run.id, { step: "first", to: target });
+    const restored = await stead.workspaces.restore(run.id, { step: "first", to: target });
     expect(restored).toMatchObject({ runId: run.id, target, files: 1, snapshot: { stepId: "first", source: "step" } });
     expect(Object.keys(listTree(target))).toEqual(["a.txt"]);
     expect(readFileSync(join(target, "a.txt"), "utf8")).toBe("one");
 
-    expect(await stead.diff(run.id, "first", "second")).toEqual({ added: ["b.txt"], changed: ["a.txt"], removed: [] });
-    expect(await stead.diff(run.id, "start", "second")).toEqual({ added: ["a.txt", "b.txt"], changed: [], removed: [] });
+    expect(await stead.workspaces.diff(run.id, "first", "second")).toEqual({ added: ["b.txt"], changed: ["a.txt"], removed: [] });
+    expect(await stead.workspaces.diff(run.id, "start", "second")).toEqual({ added: ["a.txt", "b.txt"], changed: [], removed: [] });
 
-    const gc = await stead.gc({ keepSteps: 1, graceMs: 0 });
+    const gc = await stead.admin.gc({ keepSteps: 1, graceMs: 0 });
     const left = await s.rows("SELECT step_id FROM snapshots WHERE run_id = ? AND source = 'step'", run.id);
     expect(left).toEqual([{ step_id: "second" }]);
     expect(gc.snapshotsDeleted).toBe(rows.length - 1);
 
     const before = await counts(s);
     const missing = join(dir(), "none");
-    expect(await notFound(stead.snapshots("no-such-run"))).toBe("STEAD_RUN_NOT_FOUND");
-    expect(await notFound(stead.restore("no-such-run", { to: missing }))).toBe("STEAD_RUN_NOT_FOUND");
-    expect(await notFound(stead.restore(run.id, { step: "nope", to: missing }))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
-    expect(await notFound(stead.diff(run.id, "first", "second"))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
+    expect(await notFound(stead.workspaces.snapshots("no-such-run"))).toBe("STEAD_RUN_NOT_FOUND");
+    expect(await notFound(stead.workspaces.restore("no-such-run", { to: missing }))).toBe("STEAD_RUN_NOT_FOUND");
+    expect(await notFound(stead.workspaces.restore(run.id, { step: "nope", to: missing }))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
+    expect(await notFound(stead.workspaces.diff(run.id, "first", "second"))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
     expect(await counts(s)).toEqual(before);
     rmSync(missing, { recursive: true, force: true });
   });
@@ -112,7 +112,7 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     expect(run.status).toBe("completed");
     const before = await counts(s);
 
-    const all = await stead.snapshotFiles(run.id, { step: "write" });
+    const all = await stead.workspaces.files(run.id, { step: "write" });
     expect(all.snapshot).toMatchObject({ stepId: "write", source: "step" });
     expect(all.files.map((f) => f.path)).toEqual(["link", "notes.md", "src/big.txt", "src/blob.bin"]);
     const byPath = Object.fromEntries(all.files.map((f) => [f.path, f]));
@@ -124,22 +124,22 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     expect(all.omitted).toBe(0);
 
     // A budget: files whose content would pass it are listed without it, and counted.
-    const small = await stead.snapshotFiles(run.id, { step: "write", maxBytes: 100 });
+    const small = await stead.workspaces.files(run.id, { step: "write", maxBytes: 100 });
     expect(small.files.find((f) => f.path === "src/big.txt")).toMatchObject({ content: null, encoding: null, size: 5000 });
     expect(small.files.find((f) => f.path === "notes.md")?.content).toBe("héllo\n");
     expect(small.omitted).toBe(1);
 
     // One path, or a directory's; without contents; the start snapshot has none of them.
-    expect((await stead.snapshotFiles(run.id, { step: "write", paths: ["src"] })).files.map((f) => f.path)).toEqual(["src/big.txt", "src/blob.bin"]);
-    expect((await stead.snapshotFiles(run.id, { step: "write", paths: ["notes.md"], content: false })).files).toEqual([
+    expect((await stead.workspaces.files(run.id, { step: "write", paths: ["src"] })).files.map((f) => f.path)).toEqual(["src/big.txt", "src/blob.bin"]);
+    expect((await stead.workspaces.files(run.id, { step: "write", paths: ["notes.md"], content: false })).files).toEqual([
       { path: "notes.md", kind: "file", mode: byPath["notes.md"]?.mode, size: 7, hash: byPath["notes.md"]?.hash, target: null, encoding: null, content: null },
     ]);
-    expect((await stead.snapshotFiles(run.id, { seq: -1 })).files).toEqual([]);
+    expect((await stead.workspaces.files(run.id, { seq: -1 })).files).toEqual([]);
 
-    expect(await notFound(stead.snapshotFiles("no-such-run"))).toBe("STEAD_RUN_NOT_FOUND");
-    expect(await notFound(stead.snapshotFiles(run.id, { step: "nope" }))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
-    expect(await notFound(stead.snapshotFiles(run.id, { maxBytes: -1 }))).toBe("STEAD_BAD_OPTION");
-    expect(await notFound(stead.snapshotFiles(run.id, { paths: ["../etc"] }))).toBe("STEAD_BAD_OPTION");
+    expect(await notFound(stead.workspaces.files("no-such-run"))).toBe("STEAD_RUN_NOT_FOUND");
+    expect(await notFound(stead.workspaces.files(run.id, { step: "nope" }))).toBe("STEAD_SNAPSHOT_NOT_FOUND");
+    expect(await notFound(stead.workspaces.files(run.id, { maxBytes: -1 }))).toBe("STEAD_BAD_OPTION");
+    expect(await notFound(stead.workspaces.files(run.id, { paths: ["../etc"] }))).toBe("STEAD_BAD_OPTION");
     expect(await counts(s)).toEqual(before);
   });
 
@@ -152,29 +152,29 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     const worker = stead.worker({ definitions: [chat], pollMs: 10 });
     worker.start();
     const [, second] = await session.turns();
-    await stead.waitFor(second?.id ?? "", { timeoutMs: 20_000 });
+    await stead.runs.waitFor(second?.id ?? "", { timeoutMs: 20_000 });
     await worker.stop();
 
     const rows = await s.rows("SELECT id, turn, definition, module FROM runs WHERE session_id = ? ORDER BY turn", "support-7");
     const last = rows[rows.length - 1];
-    expect(await stead.lastTurn("support-7")).toMatchObject({ id: last?.id, turn: 2, definition: "chat-reads", module: last?.module, status: "completed" });
-    expect(await stead.lastTurn("no-such-session")).toBeNull();
+    expect(await stead.sessions.lastTurn("support-7")).toMatchObject({ id: last?.id, turn: 2, definition: "chat-reads", module: last?.module, status: "completed" });
+    expect(await stead.sessions.lastTurn("no-such-session")).toBeNull();
 
-    const t = await stead.transcript("support-7");
+    const t = await stead.sessions.transcript("support-7");
     expect(t.session).toBe("support-7");
     expect(t.definition).toBe("chat-reads");
     expect(t.turns.map((x) => ({ runId: x.runId, turn: x.turn, outcome: x.outcome, entries: x.entries.map((e) => e.type) }))).toEqual(
       rows.map((r) => ({ runId: r.id, turn: Number(r.turn), outcome: "completed", entries: ["user", "model"] })),
     );
     expect(t.turns.map((x) => x.entries.find((e) => e.type === "model"))).toMatchObject([{ text: "ANSWER to hello" }, { text: "ANSWER to and then?" }]);
-    expect(await notFound(stead.transcript("no-such-session"))).toBe("STEAD_SESSION_NOT_FOUND");
+    expect(await notFound(stead.sessions.transcript("no-such-session"))).toBe("STEAD_SESSION_NOT_FOUND");
   });
 
   it.skipIf(!BOTH_STORES)("the store's location and version, and a dump exported from it and imported into a fresh store of the other kind", async () => {
     const s = await store(kind, "reads-export");
     const stead = s.stead;
     const [version] = await s.rows("SELECT MAX(version) AS v FROM stead_migrations");
-    const info = await stead.storeInfo();
+    const info = await stead.admin.storeInfo();
     expect(info).toMatchObject({ dialect: kind, schemaVersion: Number(version?.v) });
     expect(stead.location).toBe(info.location);
     if (kind === "sqlite") expect(stead.location).toBe(s.location);
@@ -186,14 +186,14 @@ describe.each(STORE_KINDS)("the control API's reads and transfers (%s)", (kind) 
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on("data", (c: Buffer) => chunks.push(c));
-    const exported = await stead.exportDump(out);
+    const exported = await stead.admin.exportDump(out);
     out.end();
     expect(exported.tables.runs.rows).toBe(1);
 
     const other = await store(kind === "sqlite" ? "postgres" : "sqlite", "reads-import");
     const dump = await VerifiedDump.from(() => Readable.from([Buffer.concat(chunks)]), "the dump");
     cleanups.push(() => dump.dispose());
-    const imported = await other.stead.importDump(dump);
+    const imported = await other.stead.admin.importDump(dump);
     expect(imported.tables).toEqual(exported.tables);
     const read = async (x: OnStore) => x.rows("SELECT id, status, definition FROM runs ORDER BY id");
     expect(await read(other)).toEqual(await read(s));

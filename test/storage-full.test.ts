@@ -42,11 +42,11 @@ async function whileFull(stead: Stead, worker: WorkerProcess, storePath: string,
   await worker.waitFor((r) => r.type === "storage" && r.report.state === "still-full", "the worker to say the store stays full", 10_000);
   // Handed back at once: held `storage`, no lease, not left running until a lease expires.
   for (const id of IDS) {
-    const run = await stead.waitFor(id, { until: (r) => heldStorage(r) || r.status === "completed", timeoutMs: 5000, pollMs: 50 });
+    const run = await stead.runs.waitFor(id, { until: (r) => heldStorage(r) || r.status === "completed", timeoutMs: 5000, pollMs: 50 });
     expect(run.status, id).toBe("held");
     expect(run.lease, id).toBeNull();
     expect(run.lostClaims, id).toBe(0);
-    expect((await stead.holds({ runId: id })).map((h) => h.kind), id).toEqual(["storage"]);
+    expect((await stead.holds.list({ runId: id })).map((h) => h.kind), id).toEqual(["storage"]);
   }
   const why = await cli(["why", "r1", "--store", storePath], dir);
   expect(why.stdout).toMatch(/storage full since \d{4}-\d\d-\d\dT/);
@@ -57,20 +57,20 @@ async function whileFull(stead: Stead, worker: WorkerProcess, storePath: string,
     const release = await cli(["release", "r1", "storage", "--choice", "retry", "--store", storePath], dir);
     expect(release.code, release.stderr).toBe(2);
     expect(release.stderr).toContain("still cannot");
-    expect((await stead.get("r1")).status).toBe("held");
+    expect((await stead.runs.get("r1")).status).toBe("held");
   }
   // A person is told once it lasts: a storage.full event for each run.
   for (const id of IDS) {
-    await poll(async () => ((await stead.events({ runId: id })).some((e) => e.type === "storage.full") ? true : undefined), `a storage.full event of ${id}`, 10_000);
+    await poll(async () => ((await stead.runs.events({ runId: id })).some((e) => e.type === "storage.full") ? true : undefined), `a storage.full event of ${id}`, 10_000);
   }
 }
 
 async function afterSpaceReturns(stead: Stead, worker: WorkerProcess, log: string): Promise<void> {
   for (const id of IDS) {
-    const run = await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
+    const run = await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 60_000, pollMs: 50 });
     expect((run.output as { n: string[] }).n, id).toHaveLength(INPUT.steps);
     expect(run.lostClaims, id).toBe(0);
-    const events = await stead.events({ runId: id });
+    const events = await stead.runs.events({ runId: id });
     expect(events.filter((e) => e.type === "run.held").map((e) => e.data.hold), id).toEqual(["storage"]);
     expect(events.find((e) => e.type === "hold.released")?.data, id).toMatchObject({ hold: "storage", by: "stead" });
     expect(events.some((e) => e.type === "storage.recovered"), id).toBe(true);
@@ -107,7 +107,7 @@ describe("an SQLite store at its size limit", () => {
   it("holds its runs `storage` at once, pauses claims, and lets every run finish by itself when rows are deleted", async () => {
     requireBuild();
     // Ballast another process deletes later: space returning the way `stead gc` would return it.
-    for (const id of ["ballast-1", "ballast-2", "ballast-3"]) await stead.start(ballast, "x".repeat(900_000), { id });
+    for (const id of ["ballast-1", "ballast-2", "ballast-3"]) await stead.runs.start(ballast, "x".repeat(900_000), { id });
     const probe = new Database(box.store, { readonly: true });
     const size = Number(probe.pragma("page_count", { simple: true })) * Number(probe.pragma("page_size", { simple: true }));
     probe.close();
@@ -191,24 +191,24 @@ describe("a worker that finds another worker's storage holds and no room", () =>
         for (let i = 0; i < 40; i++) await ctx.step(`s${i}`, () => new Promise((r) => setTimeout(() => r(i), 20)));
         return "done";
       });
-      const { id: mine } = await stead.start(steps, null);
-      const { id: theirs } = await stead.start(steps, null, { id: "theirs" });
+      const { id: mine } = await stead.runs.start(steps, null);
+      const { id: theirs } = await stead.runs.start(steps, null, { id: "theirs" });
       await stead.store.commit([[{ runId: theirs, run: { status: "held" } }]]);
       const reports: string[] = [];
       const w = stead.worker({ definitions: [steps], pollMs: 20, storageProbeMs: 50, runIds: [mine] });
       w.on("storage", (r) => reports.push(r.state));
       w.start();
-      await waitUntil("the run to be under way", async () => (await stead.journal(mine)).length >= 3);
+      await waitUntil("the run to be under way", async () => (await stead.runs.journal(mine)).length >= 3);
       // The other worker's run, held storage as that worker would hold it after its disk filled.
       await stead.store.commit([[{ runId: theirs, holds: [{ kind: "storage", reason: "the store could not write", details: JSON.stringify({ since: Date.now(), error: "disk full" }) }] }]]);
-      const held = await stead.waitFor(mine, { until: (r) => r.status === "held", timeoutMs: 10_000, pollMs: 20 });
+      const held = await stead.runs.waitFor(mine, { until: (r) => r.status === "held", timeoutMs: 10_000, pollMs: 20 });
       expect(held.lease).toBeNull();
-      expect((await stead.holds({ runId: mine })).map((h) => h.kind)).toEqual(["storage"]);
+      expect((await stead.holds.list({ runId: mine })).map((h) => h.kind)).toEqual(["storage"]);
       room = true;
       w.setRunIds([mine, theirs]);
-      for (const id of [mine, theirs]) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+      for (const id of [mine, theirs]) expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
       expect(reports).toContain("recovered");
-      expect((await stead.get(mine)).lostClaims).toBe(0);
+      expect((await stead.runs.get(mine)).lostClaims).toBe(0);
     } finally {
       await stead.close();
       t.remove();

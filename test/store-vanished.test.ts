@@ -19,7 +19,7 @@ async function startRun(dir: string, id: string, input: { log: string; ms: numbe
   const stead = createStead({ store: join(dir, ".stead", "stead.db") });
   try {
     // The fixture's definition is typed by the built package (it imports "stead"), the same object at run time.
-    await stead.start(slowFlow as unknown as WorkflowDefinition<typeof input>, input, { id });
+    await stead.runs.start(slowFlow as unknown as WorkflowDefinition<typeof input>, input, { id });
   } finally {
     await stead.close();
   }

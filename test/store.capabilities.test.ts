@@ -49,8 +49,8 @@ describe("a store of one's own", () => {
     const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
     w.start();
     cleanups.push(() => w.stop({ graceMs: 200 }));
-    const { id } = await stead.start(flow, 21);
-    expect((await stead.waitFor(id, { timeoutMs: 20_000 })).output).toBe(42);
+    const { id } = await stead.runs.start(flow, 21);
+    expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).output).toBe(42);
     const e = await caught(() => stead.tokens.create({ name: "ops", role: "operator" }));
     expect(e).toMatchObject({ code: "STEAD_STORE_CAPABILITY_MISSING" });
     expect(String((e as Error).message)).toMatch(/does not implement tokens \(createToken, listTokens, revokeToken, findTokenByHash, touchToken\), which access tokens/);

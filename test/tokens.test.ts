@@ -149,7 +149,7 @@ describe.each(STORE_KINDS)("tokens on %s", (kind) => {
   it("a secret passed where a name goes is never echoed in the error", async () => {
     const { stead } = await open("echo");
     const t = await stead.tokens.create({ name: "alice", role: "operator" });
-    for (const call of [() => stead.tokens.revoke(t.token), () => stead.tokens.create({ name: t.token, role: "viewer" }), () => stead.get(t.token)]) {
+    for (const call of [() => stead.tokens.revoke(t.token), () => stead.tokens.create({ name: t.token, role: "viewer" }), () => stead.runs.get(t.token)]) {
       const e = (await caught(call)) as SteadError;
       expect(e).toBeInstanceOf(SteadError);
       expect(JSON.stringify({ message: e.message, fix: e.fix, details: e.details })).not.toContain(t.token.slice(6, 30));

@@ -75,34 +75,34 @@ async function buildScenario(stead: Stead): Promise<void> {
   driftName = "alpha";
   const w = stead.worker({ definitions: ALL, ...FAST_WORKER });
   w.start();
-  await stead.start(simple, { note: "first" }, { id: "done-1" });
-  await stead.start(failing, null, { id: "fail-1" });
-  await stead.start(gated, { who: "ann" }, { id: "gate-1" });
-  await stead.start(gated, { who: "bob" }, { id: "gate-2" });
-  await stead.start(parent, 20, { id: "parent-1" });
-  await stead.start(napper, null, { id: "nap-1" });
-  await stead.start(drift, null, { id: "drift-1" });
-  await stead.start(drift, null, { id: "drift-2" });
-  expect((await stead.waitFor("done-1", WAIT)).status).toBe("completed");
-  expect((await stead.waitFor("fail-1", WAIT)).status).toBe("failed");
+  await stead.runs.start(simple, { note: "first" }, { id: "done-1" });
+  await stead.runs.start(failing, null, { id: "fail-1" });
+  await stead.runs.start(gated, { who: "ann" }, { id: "gate-1" });
+  await stead.runs.start(gated, { who: "bob" }, { id: "gate-2" });
+  await stead.runs.start(parent, 20, { id: "parent-1" });
+  await stead.runs.start(napper, null, { id: "nap-1" });
+  await stead.runs.start(drift, null, { id: "drift-1" });
+  await stead.runs.start(drift, null, { id: "drift-2" });
+  expect((await stead.runs.waitFor("done-1", WAIT)).status).toBe("completed");
+  expect((await stead.runs.waitFor("fail-1", WAIT)).status).toBe("failed");
   for (const id of ["gate-1", "gate-2", "parent-1", "nap-1", "drift-1", "drift-2"]) {
-    await stead.waitFor(id, { ...WAIT, until: (r) => r.status === "waiting" });
+    await stead.runs.waitFor(id, { ...WAIT, until: (r) => r.status === "waiting" });
   }
   const [child] = (await stead.store.listRuns({ parentId: "parent-1" })).runs;
   expect(child).toBeDefined();
-  await stead.waitFor(child?.id ?? "", { ...WAIT, until: (r) => r.status === "waiting" });
+  await stead.runs.waitFor(child?.id ?? "", { ...WAIT, until: (r) => r.status === "waiting" });
 
   driftName = "beta";
-  await stead.approve("drift-1", "go", { by: "ann" });
-  await stead.waitFor("drift-1", { ...WAIT, until: (r) => r.status === "held" });
-  await stead.cancel("gate-2", { reason: "superseded", by: "bob" });
+  await stead.runs.approve("drift-1", "go", { by: "ann" });
+  await stead.runs.waitFor("drift-1", { ...WAIT, until: (r) => r.status === "held" });
+  await stead.runs.cancel("gate-2", { reason: "superseded", by: "bob" });
   await w.stop({ graceMs: 1_000 });
 
-  await stead.start(simple, { note: "later" }, { id: "pend-1" });
-  await stead.start(simple, { note: "parked" }, { id: "paused-1" });
-  expect((await stead.pause("paused-1")).state).toBe("paused");
+  await stead.runs.start(simple, { note: "later" }, { id: "pend-1" });
+  await stead.runs.start(simple, { note: "parked" }, { id: "paused-1" });
+  expect((await stead.runs.pause("paused-1")).state).toBe("paused");
   // A worker that claimed a run and vanished: its lease ran out a minute ago.
-  await stead.start(simple, { note: "orphan" }, { id: "ghost-1" });
+  await stead.runs.start(simple, { note: "orphan" }, { id: "ghost-1" });
   const [claimed] = await stead.store.claim({
     owner: { workerId: "ghost-worker", host: "gone-host", pid: 999_999, start: "then" },
     definitions: [simple.name],
@@ -112,7 +112,7 @@ async function buildScenario(stead: Stead): Promise<void> {
     now: Date.now() - 60_000,
   });
   expect(claimed?.run.status).toBe("running");
-  expect((await stead.pause("ghost-1")).state).toBe("pause-requested");
+  expect((await stead.runs.pause("ghost-1")).state).toBe("pause-requested");
 }
 
 /** The dump `exportStore` writes, as text. */
@@ -134,12 +134,12 @@ const rowLines = (text: string) => lines(text).slice(1, -1);
 
 /** Everything the public API shows about every run of a store, in a fixed order. */
 async function apiView(stead: Stead) {
-  const runs = (await stead.list({ limit: 1000 })).runs.sort((a, b) => (a.id < b.id ? -1 : 1));
+  const runs = (await stead.runs.list({ limit: 1000 })).runs.sort((a, b) => (a.id < b.id ? -1 : 1));
   const out: unknown[] = [];
   for (const r of runs) {
-    out.push({ run: r, journal: await stead.journal(r.id), waits: await stead.waits(r.id), holds: await stead.holds({ runId: r.id, open: false }), events: await stead.events({ runId: r.id }) });
+    out.push({ run: r, journal: await stead.runs.journal(r.id), waits: await stead.runs.waits(r.id), holds: await stead.holds.list({ runId: r.id, open: false }), events: await stead.runs.events({ runId: r.id }) });
   }
-  return { runs: out, holds: await stead.holds({ open: false }), events: await stead.events() };
+  return { runs: out, holds: await stead.holds.list({ open: false }), events: await stead.runs.events() };
 }
 
 function expectRefusal(e: unknown, code: string, message: RegExp): void {
@@ -331,7 +331,7 @@ describe("a Postgres database that orders text differently", () => {
 
     const lite = sqliteStore();
     const stead = createStead({ store: lite });
-    for (const id of ["b-1", "B-2", "a_1", "a-1", "a1", "Z", "a:1", "a-1-x", "a_1:x"]) await stead.start(simple, { note: id }, { id });
+    for (const id of ["b-1", "B-2", "a_1", "a-1", "a1", "Z", "a:1", "a-1-x", "a_1:x"]) await stead.runs.start(simple, { note: id }, { id });
     const liteDump = await dumpText(lite);
 
     const target = pgStore(db);
@@ -373,35 +373,35 @@ describe("moved runs carry on in Postgres", () => {
     worker.on("error", (e) => errors.push(e));
     worker.start();
 
-    await stead.approve("gate-1", "ship", { by: "carol" });
+    await stead.runs.approve("gate-1", "ship", { by: "carol" });
     const [child] = (await target.listRuns({ parentId: "parent-1" })).runs;
-    await stead.approve(child?.id ?? "", "kid-ok", { by: "carol" });
-    expect((await stead.waitFor("gate-1", WAIT)).output).toBe("shipped for ann by carol");
-    expect((await stead.waitFor("parent-1", WAIT)).output).toEqual({ a: 21, b: 42 });
-    expect((await stead.waitFor("pend-1", WAIT)).status).toBe("completed");
+    await stead.runs.approve(child?.id ?? "", "kid-ok", { by: "carol" });
+    expect((await stead.runs.waitFor("gate-1", WAIT)).output).toBe("shipped for ann by carol");
+    expect((await stead.runs.waitFor("parent-1", WAIT)).output).toEqual({ a: 21, b: 42 });
+    expect((await stead.runs.waitFor("pend-1", WAIT)).status).toBe("completed");
 
     // The vanished worker's lease (taken under SQLite's clock) has expired under Postgres's: the run is
     // claimed again, counted as a lost claim, and completes.
-    const ghost = await stead.waitFor("ghost-1", WAIT);
+    const ghost = await stead.runs.waitFor("ghost-1", WAIT);
     expect(ghost.status).toBe("completed");
     expect(ghost.fence).toBe(2);
-    expect((await stead.events({ runId: "ghost-1" })).filter((e) => e.type === "run.claimed").map((e) => e.data.previousStatus)).toEqual(["pending", "running"]);
-    await stead.resume("paused-1");
-    expect((await stead.waitFor("paused-1", WAIT)).status).toBe("completed");
+    expect((await stead.runs.events({ runId: "ghost-1" })).filter((e) => e.type === "run.claimed").map((e) => e.data.previousStatus)).toEqual(["pending", "running"]);
+    await stead.runs.resume("paused-1");
+    expect((await stead.runs.waitFor("paused-1", WAIT)).status).toBe("completed");
 
     // drift-2 recorded step "alpha"; its replay now asks for "beta": a new hold, numbered past the imported ones.
     driftName = "beta";
-    await stead.approve("drift-2", "go", { by: "carol" });
-    await stead.waitFor("drift-2", { ...WAIT, until: (r) => r.status === "held" });
-    const [hold] = await stead.holds({ runId: "drift-2" });
+    await stead.runs.approve("drift-2", "go", { by: "carol" });
+    await stead.runs.waitFor("drift-2", { ...WAIT, until: (r) => r.status === "held" });
+    const [hold] = await stead.holds.list({ runId: "drift-2" });
     expect(hold?.kind).toBe("nondeterminism");
     expect(Number(hold?.id)).toBeGreaterThan(maxHold);
-    const newEvents = await stead.events({ afterSeq: maxEvent });
+    const newEvents = await stead.runs.events({ afterSeq: maxEvent });
     expect(newEvents.length).toBeGreaterThan(0);
     expect(newEvents.map((e) => e.seq)).toEqual([...newEvents.map((e) => e.seq)].sort((a, b) => a - b));
 
     // Runs left alone are untouched: the completed, failed, cancelled and timer-waiting ones.
-    for (const id of ["done-1", "fail-1", "gate-2", "nap-1", "drift-1"]) expect(await stead.get(id)).toEqual(await source.get(id));
+    for (const id of ["done-1", "fail-1", "gate-2", "nap-1", "drift-1"]) expect(await stead.runs.get(id)).toEqual(await source.runs.get(id));
     expect(before.runs.rows).toBe(12);
     expect(errors).toEqual([]);
   });
@@ -501,7 +501,7 @@ describe("refusals", () => {
   it("importing into a store that holds runs changes nothing", async () => {
     const target = sqliteStore();
     const other = createStead({ store: target });
-    await other.start(simple, { note: "mine" }, { id: "mine-1" });
+    await other.runs.start(simple, { note: "mine" }, { id: "mine-1" });
     const before = await digestStore(target);
     const e = await caught(() => importStore(target, textSource(dump1)));
     expectRefusal(e, "STEAD_INVALID_STATE", /already holds runs \(run mine-1/);
@@ -567,7 +567,7 @@ describe("refusals", () => {
   it("export refuses while a worker holds a live lease, unless told to go ahead", async () => {
     const store = sqliteStore();
     const stead = createStead({ store });
-    await stead.start(simple, { note: "busy" }, { id: "busy-1" });
+    await stead.runs.start(simple, { note: "busy" }, { id: "busy-1" });
     await store.claim({ owner: { workerId: "live-worker", host: "here", pid: process.pid, start: "now" }, definitions: [simple.name], limit: 1, leaseMs: 60_000, now: Date.now() });
     const out = new Writable({ write: (_c, _e, cb) => cb() });
     const e = await caught(() => exportStore(store, out));
@@ -580,7 +580,7 @@ describe("refusals", () => {
   it("an export during which the store changes fails and writes no trailer", async () => {
     const store = sqliteStore();
     const stead = createStead({ store });
-    await stead.start(simple, { note: "a" }, { id: "a-1" });
+    await stead.runs.start(simple, { note: "a" }, { id: "a-1" });
     let text = "";
     let wrote = false;
     // A high-water mark of one byte makes the export wait for each chunk's callback.
@@ -591,7 +591,7 @@ describe("refusals", () => {
         if (wrote) return cb();
         wrote = true;
         // Another writer, between the export's two reads: the export goes on once it has committed.
-        stead.start(simple, { note: "b" }, { id: "b-1" }).then(() => cb(), cb);
+        stead.runs.start(simple, { note: "b" }, { id: "b-1" }).then(() => cb(), cb);
       },
     });
     const e = await caught(() => exportStore(store, out));

@@ -116,7 +116,7 @@ describe("workers walk the table", () => {
   it("a graceful stop with a step in flight: stopping, draining, drained, stopped; the step commits and the run is handed back", async () => {
     const { wf, entered, release } = gated("worker-state-graceful");
     const stead = h.create();
-    const { id } = await stead.start(wf, null);
+    const { id } = await stead.runs.start(wf, null);
     const moves = record();
     const w = h.worker(stead, { definitions: [wf], graceMs: 10_000 }).start();
     const outcome = new Promise<string>((r) => w.on("outcome", (_, o) => r(o.kind)));
@@ -134,7 +134,7 @@ describe("workers walk the table", () => {
   it("abortAll() during a graceful stop ends it forced; the stop finishes without moving the state again", async () => {
     const { wf, entered } = gated("worker-state-forced");
     const stead = h.create();
-    await stead.start(wf, null);
+    await stead.runs.start(wf, null);
     const moves = record();
     const w = h.worker(stead, { definitions: [wf], graceMs: 10_000 }).start();
     await entered;

@@ -52,13 +52,13 @@ async function parkedUnderSlowWorker(kind: StoreKind, label: string): Promise<{ 
   w.on("error", () => undefined);
   const parkedAt = new Map<string, number>();
   w.on("outcome", (id, o) => o.kind === "waiting" && parkedAt.set(id, Date.now()));
-  const first = await s.s.stead.start(flow, { item: "first" });
+  const first = await s.s.stead.runs.start(flow, { item: "first" });
   w.start();
   const idleSince = await waitUntil("the first run parked", () => parkedAt.get(first.id));
   // The tick that follows a parking must be over first, or it claims the next run by itself. This
   // settling only lets the test see a missing wake-up; the deadline below is from the parking.
   await new Promise((r) => setTimeout(r, 1_000));
-  const { id } = await s.s.stead.start(flow, { item: "parcel" });
+  const { id } = await s.s.stead.runs.start(flow, { item: "parcel" });
   const parked = await waitUntil("the second run parked", () => parkedAt.get(id), { timeoutMs: Math.max(0, idleSince + POLL_MS - MARGIN_MS - Date.now()) }).catch(() => {
     throw new Error(`a run started while the worker was idle was not claimed before its poll (${POLL_MS} ms) would have fired: the start did not wake the worker`);
   });

@@ -62,7 +62,7 @@ function spawnWorker(options: { start?: { id: string; workspace: string }; slowM
 }
 
 async function completed(id: string): Promise<RunInfo> {
-  const run = await stead.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs: 30_000, pollMs: 20 });
+  const run = await stead.runs.waitFor(id, { until: (r) => SETTLED.includes(r.status), timeoutMs: 30_000, pollMs: 20 });
   expect(run.status, `run ${id}: ${JSON.stringify(run.error)}`).toBe("completed");
   return run;
 }
@@ -84,15 +84,15 @@ function elsewhere(): string {
   return dir;
 }
 
-const events = async (id: string, type: string): Promise<EventView[]> => (await stead.events({ runId: id })).filter((e) => e.type === type);
+const events = async (id: string, type: string): Promise<EventView[]> => (await stead.runs.events({ runId: id })).filter((e) => e.type === type);
 
 async function toolOutput(id: string, stepId: string): Promise<unknown> {
-  const step = (await stead.journal(id)).find((s) => s.id === stepId);
+  const step = (await stead.runs.journal(id)).find((s) => s.id === stepId);
   return step?.output;
 }
 
 async function lastCompletedTool(id: string): Promise<{ id: string; seq: number }> {
-  const steps = (await stead.journal(id)).filter((s) => s.kind === "tool" && s.status === "completed");
+  const steps = (await stead.runs.journal(id)).filter((s) => s.kind === "tool" && s.status === "completed");
   const last = steps.at(-1);
   if (!last) throw new Error(`run ${id} has no completed tool step`);
   return { id: last.id, seq: last.seq };
@@ -140,7 +140,7 @@ describe("an agent killed mid-step, its workspace gone, resumed in another direc
     const first = spawnWorker({ start: { id: "crash", workspace: dir }, crashAt: `${point}:${stepId}` });
     const exit = await first.died(30_000);
     expect(exit.signal, `worker stderr: ${first.stderr}`).toBe("SIGKILL");
-    const step = (await stead.journal("crash")).find((s) => s.id === stepId);
+    const step = (await stead.runs.journal("crash")).find((s) => s.id === stepId);
     // Killed before the step's outcome was committed, except at after-commit.
     expect(step?.status).toBe(point === "after-commit" ? "completed" : point === "mid-group-commit" ? undefined : "intent");
 

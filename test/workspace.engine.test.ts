@@ -33,7 +33,7 @@ function workspaceDir(spec: Spec = {}): string {
 }
 
 const eventsOf = async (stead: Stead, runId: string, type?: string): Promise<EventView[]> =>
-  (await stead.events({ runId })).filter((e) => type === undefined || e.type === type);
+  (await stead.runs.events({ runId })).filter((e) => type === undefined || e.type === type);
 
 const SEED: Spec = { "README.md": "# repo\n", "src/a.ts": "export const a = 1;\n", "src/b.ts": "export const b = 2;\n" };
 
@@ -140,8 +140,8 @@ describe("snapshots at journal positions", () => {
     const stead = h.create();
     const parked = await stead.run(wf, dir, { ...FAST_FOLLOW, workspace: dir });
     expect(parked.status).toBe("waiting");
-    await stead.signal(parked.id, "go", null);
-    const done = await stead.follow(parked.id, [wf], FAST_FOLLOW);
+    await stead.runs.signal(parked.id, "go", null);
+    const done = await stead.runs.follow(parked.id, [wf], FAST_FOLLOW);
     expect(done.status).toBe("completed");
     expect(done.output).toBe(true);
     const restored = (await eventsOf(stead, parked.id, "workspace.restored")).map((e) => e.data.action);
@@ -171,13 +171,13 @@ describe("same-machine divergence on resume", () => {
     writeFileSync(join(dir, "scratch.txt"), "left behind\n");
     rmSync(join(dir, "src/b.ts"));
     chmodSync(join(dir, "bin/tool.sh"), 0o644);
-    await stead.signal(run.id, "go", null);
+    await stead.runs.signal(run.id, "go", null);
     return { stead, dir, id: run.id, atWrite };
   }
 
   it("policy restore (the default): the changed, added and removed files are put back before the run continues, and the event lists them", async () => {
     const { stead, dir, id, atWrite } = await parked();
-    const run = await stead.follow(id, [diverge], FAST_FOLLOW);
+    const run = await stead.runs.follow(id, [diverge], FAST_FOLLOW);
     expect(run.status).toBe("completed");
     expect(run.output).toEqual(atWrite);
     expect(listTree(dir)).toEqual(atWrite);
@@ -199,7 +199,7 @@ describe("same-machine divergence on resume", () => {
   it("policy keep: the files stay as they are, the event lists the differences, and the next snapshot holds them", async () => {
     const { stead, dir, id } = await parked();
     const now = listTree(dir);
-    const run = await stead.follow(id, [diverge], { ...FAST_FOLLOW, workspace: { policy: "keep" } });
+    const run = await stead.runs.follow(id, [diverge], { ...FAST_FOLLOW, workspace: { policy: "keep" } });
     expect(run.status).toBe("completed");
     expect(run.output).toEqual(now);
     expect(listTree(dir)).toEqual(now);
@@ -213,7 +213,7 @@ describe("same-machine divergence on resume", () => {
     const { stead, dir, id, atWrite } = await parked();
     rmSync(dir, { recursive: true });
     mkdirSync(dir);
-    const run = await stead.follow(id, [diverge], FAST_FOLLOW);
+    const run = await stead.runs.follow(id, [diverge], FAST_FOLLOW);
     expect(run.status).toBe("completed");
     expect(listTree(dir)).toEqual(atWrite);
     expect((await eventsOf(stead, id, "workspace.restored")).map((e) => e.data.action)).toEqual(["restored"]);
@@ -221,8 +221,8 @@ describe("same-machine divergence on resume", () => {
     const other = workspaceDir(SEED);
     const waiting = await stead.run(diverge, other, { ...FAST_FOLLOW, workspace: other });
     expect(waiting.status).toBe("waiting");
-    await stead.signal(waiting.id, "go", null);
-    expect((await stead.follow(waiting.id, [diverge], FAST_FOLLOW)).status).toBe("completed");
+    await stead.runs.signal(waiting.id, "go", null);
+    expect((await stead.runs.follow(waiting.id, [diverge], FAST_FOLLOW)).status).toBe("completed");
     // The step's files were in its snapshot: they came late from fs.watch here before captures waited
     // for an event barrier (one run in about fifteen, and put-back then removed them).
     const untouched = (await eventsOf(stead, waiting.id, "workspace.restored")).map((e) => ({ action: e.data.action, changed: e.data.changed, added: e.data.added, removed: e.data.removed }));
@@ -233,16 +233,16 @@ describe("same-machine divergence on resume", () => {
     const { stead, dir, id, atWrite } = await parked();
     rmSync(dir, { recursive: true });
     writeFileSync(dir, "not a directory\n");
-    const held = await stead.follow(id, [diverge], FAST_FOLLOW);
+    const held = await stead.runs.follow(id, [diverge], FAST_FOLLOW);
     expect(held.status).toBe("held");
-    const [hold] = await stead.holds({ runId: id });
+    const [hold] = await stead.holds.list({ runId: id });
     expect(hold).toMatchObject({ kind: "recovery_gap", status: "open", details: { workspace: dir } });
     expect(hold?.reason).toMatch(/^the workspace .* could not be brought to the run's last completed step: workspace .* is not a directory$/);
-    expect((await stead.journal(id)).map((s) => s.id)).not.toContain("look");
+    expect((await stead.runs.journal(id)).map((s) => s.id)).not.toContain("look");
 
     rmSync(dir);
-    await stead.release(id, undefined, { choice: "retry", by: "tester" });
-    const run = await stead.follow(id, [diverge], FAST_FOLLOW);
+    await stead.runs.release(id, undefined, { choice: "retry", by: "tester" });
+    const run = await stead.runs.follow(id, [diverge], FAST_FOLLOW);
     expect(run.status).toBe("completed");
     expect(run.output).toEqual(atWrite);
     expect((await eventsOf(stead, id, "workspace.restored")).map((e) => e.data.action)).toEqual(["restored"]);
@@ -262,14 +262,14 @@ describe("settle snapshots during a long step", () => {
       }),
     );
     const stead = h.create();
-    const id = (await stead.start(wf, dir, { workspace: dir })).id;
+    const id = (await stead.runs.start(wf, dir, { workspace: dir })).id;
     const w = h.worker(stead, { definitions: [wf], workspace: { settle: { quietMs: 50, maxWaitMs: 1_000 } } });
     w.start();
     const settle = await waitUntil("a settle snapshot", async () => (await stead.store.snapshots(id)).find((s) => s.source === "settle"));
     expect(settle).toMatchObject({ stepId: "long", filesChanged: 1 });
     expect((await stead.store.journal(id)).find((s) => s.stepId === "long")?.status).toBe("intent");
     gate.resolve();
-    await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     const snaps = await stead.store.snapshots(id);
     expect(snaps.map((s) => [s.stepId, s.source])).toEqual([
       [null, "start"],
@@ -291,10 +291,10 @@ describe("checkpoint metadata", () => {
   async function runWith(options: Omit<WorkerOptions, "definitions">): Promise<{ stead: Stead; id: string }> {
     const dir = workspaceDir(SEED);
     const stead = h.create();
-    const id = (await stead.start(steps, dir, { workspace: dir })).id;
+    const id = (await stead.runs.start(steps, dir, { workspace: dir })).id;
     const w = h.worker(stead, { definitions: [steps], ...options });
     w.start();
-    const run = await stead.waitFor(id, { until: (r) => r.status !== "pending" && r.status !== "running", timeoutMs: 20_000, pollMs: 20 });
+    const run = await stead.runs.waitFor(id, { until: (r) => r.status !== "pending" && r.status !== "running", timeoutMs: 20_000, pollMs: 20 });
     expect(run.status, JSON.stringify(run.error)).toBe("completed");
     return { stead, id };
   }
@@ -384,7 +384,7 @@ describe("a bad workspace path", () => {
     const dir = workspaceDir(SEED);
     const stead = h.create();
     await stead.ready();
-    const e = await caught(() => stead.start(wf, null, { workspace: path(dir), id: "never" }));
+    const e = await caught(() => stead.runs.start(wf, null, { workspace: path(dir), id: "never" }));
     expect(e).toMatchObject({ code: "STEAD_BAD_PATH", details: { path: path(dir) } });
     expect((e as Error).message).toMatch(message);
     expect(await stead.store.getRun("never")).toBeUndefined();

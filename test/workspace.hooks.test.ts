@@ -50,7 +50,7 @@ async function resumable(stead: Stead, options: Partial<WorkerOptions> = {}): Pr
   const dir = workspaceDir();
   const run = await stead.run(parking, dir, { ...FAST_FOLLOW, ...options, workspace: dir });
   expect(run.status).toBe("waiting");
-  await stead.signal(run.id, "go", null);
+  await stead.runs.signal(run.id, "go", null);
   const row = await stead.store.getRun(run.id);
   expect(row).toMatchObject({ status: "pending", fence: 1 });
   return { id: run.id, dir };
@@ -95,7 +95,7 @@ describe("a restore hook that fails", () => {
 
     // Resumable: a worker whose hooks pass takes it from where it was.
     hooked(stead, { restoreHooks: [function mountVolume() {}] });
-    const run = await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    const run = await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(run.output).toBe("finished");
     expect((await stead.store.snapshots(id)).map((s) => s.stepId)).toEqual([null, "prepare", "finish"]);
   });
@@ -143,7 +143,7 @@ describe("a restore hook that fails", () => {
   it("does not hold up other runs: a fresh run is claimed while the failing one backs off", async () => {
     const stead = h.create();
     const { id } = await resumable(stead);
-    const fresh = await stead.start(parking, workspaceDir(), { workspace: workspaceDir() });
+    const fresh = await stead.runs.start(parking, workspaceDir(), { workspace: workspaceDir() });
     hooked(stead, {
       concurrency: 1,
       restoreHooks: [
@@ -152,7 +152,7 @@ describe("a restore hook that fails", () => {
         },
       ],
     });
-    await stead.waitFor(fresh.id, { until: (r) => r.status === "waiting", timeoutMs: 10_000, pollMs: 20 });
+    await stead.runs.waitFor(fresh.id, { until: (r) => r.status === "waiting", timeoutMs: 10_000, pollMs: 20 });
     expect(await stead.store.getRun(id)).toMatchObject({ status: "pending", fence: 1 });
   });
 });
@@ -183,7 +183,7 @@ describe("restore hooks that pass", () => {
       record("warmCache"),
     ];
     hooked(stead, { restoreHooks: hooks, checkpointMetadata });
-    const run = await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    const run = await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(run.output).toBe("finished");
 
     expect(seen.map(([name]) => name)).toEqual(["snapshotDatabase", "slowVolume", "warmCache"]);
@@ -203,7 +203,7 @@ describe("restore hooks that pass", () => {
     }
     expect(expected.metadata).toMatchObject({ token: "[redacted]" });
 
-    const events = await stead.events({ runId: id });
+    const events = await stead.runs.events({ runId: id });
     const resumed = events.filter((e) => e.type === "run.resumed");
     expect(resumed).toHaveLength(1);
     const hooksRan = resumed[0]?.data.hooks as { hook: string; ms: number }[];
@@ -232,18 +232,18 @@ describe("restore hooks that pass", () => {
       });
       return "finished";
     });
-    const { id } = await stead.start(crashy, dir, { workspace: dir });
+    const { id } = await stead.runs.start(crashy, dir, { workspace: dir });
     const doomed = h.worker(stead, { definitions: [crashy], leaseMs: 300 }).start();
     await waitUntil("the run to be in its hanging step", async () => (await stead.store.journal(id)).some((s) => s.stepId === "prepare" && s.status === "completed") && !first);
     doomed.abortAll();
 
     const seen: Checkpoint[] = [];
     h.worker(stead, { definitions: [crashy], restoreHooks: [(cp) => void seen.push(cp)] }).start();
-    const run = await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    const run = await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(run.output).toBe("finished");
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ runId: id, stepId: "prepare", seq: 0, metadata: null, workspace: dir });
-    const resumed = (await stead.events({ runId: id })).filter((e) => e.type === "run.resumed");
+    const resumed = (await stead.runs.events({ runId: id })).filter((e) => e.type === "run.resumed");
     expect(resumed.map((e) => (e.data.hooks as { hook: string }[]).map((x) => x.hook))).toEqual([["restoreHooks[0]"]]);
     hang.resolve();
   });
@@ -252,14 +252,14 @@ describe("restore hooks that pass", () => {
     const stead = h.create();
     const dir = workspaceDir();
     const calls: string[] = [];
-    const { id } = await stead.start(parking, dir, { workspace: dir });
+    const { id } = await stead.runs.start(parking, dir, { workspace: dir });
     hooked(stead, { restoreHooks: [(cp) => void calls.push(cp.runId)] });
-    await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000, pollMs: 20 });
+    await stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 20_000, pollMs: 20 });
     expect(calls).toEqual([]);
-    expect((await stead.events({ runId: id })).map((e) => e.type)).not.toContain("run.resumed");
+    expect((await stead.runs.events({ runId: id })).map((e) => e.type)).not.toContain("run.resumed");
     // Its resume (after the signal) runs them.
-    await stead.signal(id, "go", null);
-    await stead.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
+    await stead.runs.signal(id, "go", null);
+    await stead.runs.waitFor(id, { until: (r) => r.status === "completed", timeoutMs: 20_000, pollMs: 20 });
     expect(calls).toEqual([id]);
   });
 });

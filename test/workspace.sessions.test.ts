@@ -47,17 +47,17 @@ it("a turn on a machine without the directory starts from the files the earlier 
   const session = stead.session(notes, "s1", { workspace: root });
   await session.send("first");
   const w = h.worker(stead, { definitions: [notes] }).start();
-  await stead.waitFor((await session.turns())[0]?.id ?? "", { timeoutMs: 20_000 });
+  await stead.runs.waitFor((await session.turns())[0]?.id ?? "", { timeoutMs: 20_000 });
   expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("first\n");
   await w.stop();
 
   rmSync(root, { recursive: true });
   const { runId } = await session.send("second");
   h.worker(stead, { definitions: [notes] }).start();
-  const run = await stead.waitFor(runId, { timeoutMs: 20_000 });
+  const run = await stead.runs.waitFor(runId, { timeoutMs: 20_000 });
   expect(run.status).toBe("completed");
   expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("first\nsecond\n");
-  const inherited = (await stead.events({ runId })).find((e) => e.type === "workspace.restored");
+  const inherited = (await stead.runs.events({ runId })).find((e) => e.type === "workspace.restored");
   expect(inherited?.data).toMatchObject({ action: "inherited", fromTurn: 1 });
 });
 
@@ -70,10 +70,10 @@ it("with the directory in place, a turn takes it as it is (no inheritance)", asy
   const session = stead.session(notes, "s2", { workspace: root });
   await session.send("first");
   h.worker(stead, { definitions: [notes] }).start();
-  await stead.waitFor((await session.turns())[0]?.id ?? "", { timeoutMs: 20_000 });
+  await stead.runs.waitFor((await session.turns())[0]?.id ?? "", { timeoutMs: 20_000 });
   writeFileSync(join(root, "notes.txt"), "edited by hand\n");
   const { runId } = await session.send("second");
-  await stead.waitFor(runId, { timeoutMs: 20_000 });
+  await stead.runs.waitFor(runId, { timeoutMs: 20_000 });
   expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("edited by hand\nsecond\n");
-  expect((await stead.events({ runId })).some((e) => e.type === "workspace.restored")).toBe(false);
+  expect((await stead.runs.events({ runId })).some((e) => e.type === "workspace.restored")).toBe(false);
 });

@@ -19,17 +19,17 @@ it("a worker stopped past its lease is fenced out after SIGCONT; the run's resul
   const zombie = box.spawn({ start: [{ id: "z1", workflow: "slow" }], leaseMs: 500, pollMs: 20 }, { slowMs: 2000 });
   await zombie.ready();
   await box.waitForEffect((l) => l.runId === "z1" && l.stepId === "slow" && l.phase === "start" && l.pid === zombie.pid, "the zombie's slow step to start");
-  const before = await stead.get("z1");
+  const before = await stead.runs.get("z1");
   expect(before.lease?.pid).toBe(zombie.pid);
   zombie.child.kill("SIGSTOP");
 
   // Same host, and the zombie's process is alive: no dead-owner shortcut, the taker waits out the lease.
   const taker = box.spawn({ leaseMs: 500, pollMs: 20 }, { slowMs: 20 });
-  const run = await stead.waitFor("z1", { until: (r) => r.status === "completed", timeoutMs: 15_000, pollMs: 20 });
+  const run = await stead.runs.waitFor("z1", { until: (r) => r.status === "completed", timeoutMs: 15_000, pollMs: 20 });
   expect(run.output).toEqual({ first: "first", slowBy: taker.pid, after: "after" });
   expect(run.fence).toBeGreaterThan(before.fence);
 
-  const events = await stead.events({ runId: "z1" });
+  const events = await stead.runs.events({ runId: "z1" });
   const takeover = events.find((e) => e.type === "run.claimed" && e.data.pid === taker.pid);
   expect(takeover?.data).toMatchObject({ previousStatus: "running", fence: before.fence + 1 });
   expect(events.map((e) => e.type)).not.toContain("lease.expired");
@@ -39,7 +39,7 @@ it("a worker stopped past its lease is fenced out after SIGCONT; the run's resul
     ["step.completed", "after"],
     ["run.completed", null],
   ]);
-  const journal = await stead.journal("z1");
+  const journal = await stead.runs.journal("z1");
   const logAtTakeover = box.effects();
 
   zombie.child.kill("SIGCONT");
@@ -52,9 +52,9 @@ it("a worker stopped past its lease is fenced out after SIGCONT; the run's resul
   expect(await taker.terminate()).toEqual({ code: 0, signal: null });
 
   // Nothing from the zombie reached the store after the takeover.
-  expect(await stead.events({ runId: "z1" })).toEqual(events);
-  expect(await stead.journal("z1")).toEqual(journal);
-  expect(await stead.get("z1")).toMatchObject({ status: "completed", output: run.output, fence: before.fence + 1 });
+  expect(await stead.runs.events({ runId: "z1" })).toEqual(events);
+  expect(await stead.runs.journal("z1")).toEqual(journal);
+  expect(await stead.runs.get("z1")).toMatchObject({ status: "completed", output: run.output, fence: before.fence + 1 });
   // The zombie's user code may finish its in-flight step (at-least-once), but it went no further.
   const zombieLines = box.effects().filter((l) => l.pid === zombie.pid);
   expect(zombieLines.map((l) => `${l.stepId} ${l.phase}`)).toEqual(["first done", "slow start", "slow done"]);

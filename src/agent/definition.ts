@@ -50,7 +50,7 @@ export function agent(name: string, config: AgentConfig): AgentDefinition {
     async (ctx, input, port) => (await import("./run.js")).runAgent(def, ctx, input, port),
     () =>
       new SteadError("STEAD_INVALID_DEFINITION", `agent ${name} runs only as a run of its own: its function cannot be called directly`, {
-        fix: `run it with ctx.agent("<id>", ${name}, input) inside a workflow, stead.start(${name}, input) or a session`,
+        fix: `run it with ctx.agent("<id>", ${name}, input) inside a workflow, stead.runs.start(${name}, input) or a session`,
       }),
   );
   return def;

@@ -34,7 +34,7 @@ export function onInterrupt(onFirst: (signal: NodeJS.Signals) => void): () => vo
 /** Prints the way a run now stands and returns the exit code for it. */
 export async function reportRun(stead: Stead, run: RunInfo, interrupted: boolean): Promise<ExitCode> {
   const explainAndList = async () => {
-    const why = await stead.why(run.id);
+    const why = await stead.runs.why(run.id);
     print(why.text);
     for (const line of wayOutLines(why)) print(line);
   };
@@ -84,7 +84,7 @@ export async function followForeground(
   let run: RunInfo;
   const live = new LiveText(stead);
   try {
-    run = await stead.follow(runId, definitions, {
+    run = await stead.runs.follow(runId, definitions, {
       signal: controller.signal,
       ...(options.eventsFrom === undefined ? {} : { eventsFrom: options.eventsFrom }),
       ...(options.workspace ? { workspace: options.workspace } : {}),

@@ -22,7 +22,7 @@ export class LiveText {
       return e;
     }
     if (e.type !== "model.text") return e;
-    const step = (await this.stead.journal(e.runId)).find((s) => s.id === e.data.step);
+    const step = (await this.stead.runs.journal(e.runId)).find((s) => s.id === e.data.step);
     const text = modelStepText(step?.output) ?? "";
     const seen = this.shown.get(keyOf(e.data)) ?? "";
     this.shown.delete(keyOf(e.data));

@@ -1,7 +1,7 @@
 /**
  * A process that serves a store without writing to it unasked (`stead serve` with no worker) learns
  * that its store is gone only when a request's write or read finds out, or never. So it asks the
- * store every `intervalMs` whether it is still the one it opened (`stead.readiness()`, which for
+ * store every `intervalMs` whether it is still the one it opened (`stead.admin.readiness()`, which for
  * SQLite checks the file's identity) and reports the loss as a worker's fatal error is reported.
  * Any other failure of the check (a database briefly unreachable) is not a loss: it is asked again.
  */
@@ -23,7 +23,7 @@ export function watchStore(stead: Stead, intervalMs = STORE_WATCH_MS): StoreWatc
       // One question at a time: a check that hangs (a database gone quiet) is not asked over and over.
       if (asking) return;
       asking = true;
-      stead.readiness().then(
+      stead.admin.readiness().then(
         () => (asking = false),
         (e: unknown) => {
           asking = false;

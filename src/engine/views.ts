@@ -84,7 +84,7 @@ export interface EventView {
   data: Record<string, unknown>;
 }
 
-/** One read of the event stream (`stead.eventsAfter`). */
+/** One read of the event stream (`stead.runs.eventsAfter`). */
 export interface EventStreamPage {
   /** New events, each once across reads, in commit order (one run's in `seq` order). */
   events: EventView[];

@@ -119,7 +119,7 @@ export function createApi(options: ApiOptions): Hono {
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/readyz", async (c) => {
     try {
-      const info = await options.stead.readiness();
+      const info = await options.stead.admin.readiness();
       return c.json({ ok: true, dialect: info.dialect, schemaVersion: info.schemaVersion });
     } catch (e) {
       return problem(c, e, options.logError);

@@ -1,6 +1,6 @@
 /**
  * A run listing's query string (GET /runs): every filter, sort and page field of the control
- * API's listing (stead.list), under the same names. Query values are text: times are whole
+ * API's listing (stead.runs.list), under the same names. Query values are text: times are whole
  * milliseconds, statuses a comma-separated list. What zod cannot judge (a cursor's position,
  * sort and filters) the store judges, and a refusal there is given the field's query name too.
  */

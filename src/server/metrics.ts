@@ -2,7 +2,7 @@
  * Prometheus metrics (text format, prom-client): what a scrape of `/metrics` (the server) or of
  * `stead worker --metrics` reads. Two sources:
  *
- * - the store, read at scrape time through the control API (`stead.tally()`: grouped counts of
+ * - the store, read at scrape time through the control API (`stead.admin.tally()`: grouped counts of
  *   runs by status, open waits and holds by kind; never a row per run, never a journal);
  * - workers in this process, counted from their events as they happen: claims, takeovers (a claim
  *   of a run whose lease had expired while `running`), lease losses, and each step's commit
@@ -42,8 +42,8 @@ export class Metrics {
     const stead = options.stead;
     if (stead) {
       // One tally per scrape, shared by the three gauges (each collect() runs in the same scrape).
-      let scrape: Promise<Awaited<ReturnType<Stead["tally"]>>> | undefined;
-      const tally = () => (scrape ??= stead.tally().finally(() => setImmediate(() => (scrape = undefined))));
+      let scrape: Promise<Awaited<ReturnType<Stead["admin"]["tally"]>>> | undefined;
+      const tally = () => (scrape ??= stead.admin.tally().finally(() => setImmediate(() => (scrape = undefined))));
       new Gauge({
         name: "stead_runs",
         help: "Runs in the store, by status.",

@@ -1,7 +1,7 @@
 /**
  * A start by a definition's name, as the HTTP API (POST /runs) and the MCP `start` tool take it:
  * no code is loaded, the input is checked against the JSON Schema the definition's workers
- * announced (stead.startByName), and the reply says whether a live worker serves it now.
+ * announced (stead.runs.startByName), and the reply says whether a live worker serves it now.
  * Starting one no live worker serves is allowed: the run waits, pending, until one does.
  */
 import { z } from "zod";
@@ -30,7 +30,7 @@ export type StartReply = Replayable<StartByNameResult> & { definition: string; n
 export async function startByRequest(stead: Stead, r: StartRequest, o: { by: string | null; idempotencyKey: string | undefined; inputField: string }): Promise<StartReply> {
   let started: Replayable<StartByNameResult>;
   try {
-    started = await stead.startByName(r.definition, r.input ?? null, { by: o.by, ...(r.id === undefined ? {} : { id: r.id }), ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }) });
+    started = await stead.runs.startByName(r.definition, r.input ?? null, { by: o.by, ...(r.id === undefined ? {} : { id: r.id }), ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }) });
   } catch (e) {
     throw withInputField(e, o.inputField);
   }

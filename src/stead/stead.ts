@@ -9,14 +9,13 @@ import { encryptingStore, type EncryptingStore } from "../store/encryption/encry
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redaction/redactor.js";
 import { childRuns } from "../store/run-sets.js";
-import type { EraseReport, ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
+import type { ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
 import { openWaits, type OpenWaits } from "../engine/open-waits.js";
 import { resolveOutputRefs } from "../engine/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
 import { Worker, type WorkerOptions } from "../worker/worker.js";
-import type { StorageReport } from "../worker/storage-guard.js";
 import type * as verbs from "../engine/control/index.js";
 import { requireRun } from "../engine/control/common.js";
 import { control } from "../engine/control/lazy.js";
@@ -26,7 +25,6 @@ import type { AnyDefinition, WorkflowDefinition } from "../engine/definition.js"
 import { assertDistinctNames, isDefinition } from "../engine/definition.js";
 import { checkChosenRunId, idExcerpt, newRunId } from "../engine/ids.js";
 import { checkedInput } from "../engine/input-schema.js";
-import { listDefinitions, type DefinitionView } from "../engine/served-definitions.js";
 import { listWorkers, type WorkerView } from "../engine/serving-workers.js";
 import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "../engine/idempotency.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../engine/payload.js";
@@ -35,13 +33,11 @@ import {
   holdView,
   runView,
   stepView,
-  waitView,
   type EventStreamPage,
   type EventView,
   type HoldView,
   type RunInfo,
   type StepView,
-  type WaitView,
 } from "../engine/views.js";
 import type { ControlOptions } from "../engine/control-options.js";
 import { NO_DECISION_FIELDS, type DecisionRules } from "../engine/control/decision-rules.js";
@@ -60,8 +56,19 @@ import { Tokens } from "../engine/access/tokens.js";
 import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
 import { keysStatus, rotateKeys, type KeyRotation, type KeysStatus } from "./keys.js";
 import type { BackupSummary, CheckedBackup, RestoreSummary } from "./backup.js";
+import { bindVerbs, deprecateFlatMethods, type VerbsOf } from "./namespaces/bind.js";
+import { RUNS_VERBS, steadRuns, type RunsBodies, type SteadRuns } from "./namespaces/runs.js";
+import { SESSIONS_VERBS, steadSessions, type FlatSessions, type SessionsBodies, type SteadSessions } from "./namespaces/sessions.js";
+import { WORKSPACES_VERBS, type SteadWorkspaces } from "./namespaces/workspaces.js";
+import { DEFINITIONS_VERBS, steadDefinitions, type DefinitionsBodies, type FlatDefinitions, type SteadDefinitions } from "./namespaces/definitions.js";
+import { WAITS_VERBS, steadWaits, type FlatWaits, type SteadWaits } from "./namespaces/waits.js";
+import { steadHolds, type FlatHolds, type SteadHolds } from "./namespaces/holds.js";
+import { KEYS_VERBS, type SteadKeys } from "./namespaces/keys.js";
+import { ADMIN_VERBS, type SteadAdmin } from "./namespaces/admin.js";
 
 export type { ControlOptions };
+export { DEFAULT_ERASE_WAIT_MS, type EraseOptions, type Erased, type StartOptions, type FollowOptions } from "./verb-options.js";
+import { DEFAULT_ERASE_WAIT_MS, type EraseOptions, type Erased, type StartOptions, type FollowOptions } from "./verb-options.js";
 
 /** A journal page (`journalPage`): its default and largest size. */
 export const JOURNAL_PAGE_DEFAULT = 200;
@@ -107,24 +114,6 @@ export interface SteadOptions extends WorkerDefaults {
   encryption?: EncryptionOptions;
 }
 
-/** How long a manual gc waits for readers of the store before it reports its erase unfinished. */
-export const DEFAULT_ERASE_WAIT_MS = 5_000;
-
-export interface EraseOptions {
-  /**
-   * SQLite: how long to keep trying the checkpoint that erases the deleted rows' bytes from the
-   * store file and its -wal while another connection reads from before the deletes. Default 5 s.
-   * One still unfinished then is recorded in the store: a worker's sweeper finishes it once the
-   * reader is done, and so does the next gc.
-   */
-  eraseWaitMs?: number;
-}
-
-export interface Erased {
-  /** SQLite only: whether the deleted rows' bytes are gone from the store's files (absent on Postgres, whose files keep them until its VACUUM). */
-  erase?: EraseReport;
-}
-
 export interface EncryptionOptions {
   /** A key provider (a KMS), or the path of a key file. */
   key?: KeyProvider | string;
@@ -155,36 +144,6 @@ export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
   return new KeyChain(given, options?.keyDir ?? defaultKeyDir(), fileOptions);
 }
 
-export interface StartOptions extends ControlOptions {
-  /** Run id; default a fresh one. */
-  id?: string;
-  /**
-   * A directory the run works in: snapshotted after every effect and tool step, and brought back
-   * to its last completed step when the run resumes, on this machine or another.
-   */
-  workspace?: string;
-}
-
-export interface FollowOptions extends Omit<WorkerOptions, "definitions" | "runIds"> {
-  /** Extra definitions (e.g. of child runs) the in-process worker may execute. */
-  definitions?: readonly AnyDefinition[];
-  /** Keep executing through timers due within this many ms. Default 60 000. */
-  followTimersMs?: number;
-  /** Called for every new event of the run's tree, once each, in commit order. */
-  onEvent?: (e: EventView) => void | Promise<void>;
-  /** Report only events after this event stream position (a `position` of `eventsAfter`). Default: every event. */
-  eventsFrom?: string;
-  /**
-   * Stops following when aborted: the in-process worker stops gracefully (steps in flight may
-   * commit, then each run is handed back as pending for any worker) and follow returns the run.
-   */
-  signal?: AbortSignal;
-  /** Called with errors of the in-process worker (it keeps polling after them). */
-  onError?: (e: unknown) => void;
-  /** Called when the in-process worker finds the store full, still full, or writable again. */
-  onStorage?: (report: StorageReport) => void;
-}
-
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
 export class Stead {
   readonly store: Store;
@@ -201,6 +160,15 @@ export class Stead {
   readonly tokens: Tokens;
   /** The keys this instance may open an encrypted store with (see `encryption`). */
   readonly keyChain: KeyChain;
+  /** The verbs, by what they act on (namespaces/); each flat method of the same body is deprecated. */
+  readonly runs: SteadRuns;
+  readonly sessions: Readonly<SteadSessions> & FlatSessions;
+  readonly workspaces: Readonly<SteadWorkspaces>;
+  readonly definitions: Readonly<SteadDefinitions> & FlatDefinitions;
+  readonly waits: Readonly<SteadWaits> & FlatWaits;
+  readonly holds: Readonly<SteadHolds> & FlatHolds;
+  readonly keys: Readonly<SteadKeys>;
+  readonly admin: Readonly<SteadAdmin>;
   private readyPromise: Promise<void> | undefined;
   private readonly create: boolean;
   private readonly workers = new Set<Worker>();
@@ -229,6 +197,16 @@ export class Stead {
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
     this.tokens = new Tokens(this);
+    // Each type argument checks its verbs' map against this class: a body of another shape is a type error.
+    const bind = <N>(verbs: VerbsOf<Stead, N>): N => bindVerbs(this, verbs);
+    this.runs = steadRuns(this, bind<RunsBodies>(RUNS_VERBS));
+    this.sessions = steadSessions(this, bind<SessionsBodies>(SESSIONS_VERBS));
+    this.workspaces = Object.freeze(bind<SteadWorkspaces>(WORKSPACES_VERBS));
+    this.definitions = steadDefinitions(this, bind<DefinitionsBodies>(DEFINITIONS_VERBS));
+    this.waits = steadWaits(bind<SteadWaits>(WAITS_VERBS), this.runs);
+    this.holds = steadHolds(this);
+    this.keys = Object.freeze(bind<SteadKeys>(KEYS_VERBS));
+    this.admin = Object.freeze(bind<SteadAdmin>(ADMIN_VERBS));
   }
 
   /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
@@ -277,11 +255,11 @@ export class Stead {
     }
   }
 
-  /** Records a new run of `definition`; any worker that has the definition executes it. */
+  /** @deprecated use `stead.runs.start()` */
   async start<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: StartOptions = {}): Promise<Replayable<{ id: string }>> {
     if (!isDefinition(definition)) {
       throw new SteadError("STEAD_INVALID_DEFINITION", "start() needs a definition made with workflow()", {
-        fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.start(w, input)',
+        fix: 'export const w = workflow("name", async (ctx, input) => ...); then stead.runs.start(w, input)',
       });
     }
     if (options.id !== undefined) checkChosenRunId(options.id);
@@ -306,23 +284,14 @@ export class Stead {
     });
   }
 
-  /**
-   * Records a new run of the definition named `name`, with no user code loaded: the input is
-   * checked against the JSON Schema its workers announced. A name no worker ever announced is
-   * refused; one no live worker serves now is started, and waits (`served: false`).
-   */
+  /** @deprecated use `stead.runs.startByName()` */
   async startByName(name: string, input: unknown, options: StartOptions = {}): Promise<Replayable<verbs.StartByNameResult>> {
     const key = this.keyOption(options);
     return (await control()).startByName(this.store, name, input, { id: options.id, workspace: options.workspace, by: options.by, key, payloadLimit: this.payloadLimit, ready: () => this.ready() });
   }
 
-  /** What workers serve, and what they served before, read from the store alone (no user code is loaded). */
-  async definitions(filter: { name?: string } = {}): Promise<DefinitionView[]> {
-    await this.ready();
-    return listDefinitions(this.store, filter);
-  }
 
-  /** The workers alive now by their announcements (id, host, pid, what each serves, since when), from the store alone. */
+  /** @deprecated use `stead.definitions.workers()` */
   async liveWorkers(): Promise<WorkerView[]> {
     await this.ready();
     return listWorkers(this.store);
@@ -334,16 +303,16 @@ export class Stead {
    */
   async run<I, O>(definition: WorkflowDefinition<I, O>, input: I, options: FollowOptions & StartOptions = {}): Promise<RunInfo> {
     assertDistinctNames([definition, ...(options.definitions ?? [])]);
-    const { id } = await this.start(definition, input, {
+    const { id } = await this.runs.start(definition, input, {
       ...(options.id !== undefined ? { id: options.id } : {}),
       ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.by !== undefined ? { by: options.by } : {}),
     });
-    return this.follow(id, [definition, ...(options.definitions ?? [])], options);
+    return this.runs.follow(id, [definition, ...(options.definitions ?? [])], options);
   }
 
-  /** Executes an existing run (and its children) in this process until it ends or parks. */
+  /** @deprecated use `stead.runs.follow()` */
   async follow(runId: string, definitions: readonly AnyDefinition[], options: FollowOptions = {}): Promise<RunInfo> {
     assertDistinctNames(definitions);
     await this.ready();
@@ -450,51 +419,44 @@ export class Stead {
     return w;
   }
 
+  /** @deprecated use `stead.runs.get()` */
   async get(runId: string): Promise<RunInfo> {
     await this.ready();
     return this.view(await requireRun(this.store, runId));
   }
 
-  /** One page of runs and the cursor of the next (see engine/run-listing.ts). Reads no journal. */
+  /** @deprecated use `stead.runs.list()` */
   async list(query: listing.RunListQuery = {}): Promise<listing.RunListPage> {
     await this.ready();
     return listing.listRunPage(this.store, query, (r) => this.view(r));
   }
 
-  /** How many runs match `filter` (the filters of `list`); counts every match, so its cost grows with them. */
+  /** @deprecated use `stead.runs.count()` */
   async count(filter: listing.RunListFilter = {}): Promise<number> {
     await this.ready();
     return this.store.countRuns(filter);
   }
 
-  /** Runs by status and open waits and holds by kind: grouped counts, never a row per run (`/metrics` reads them). */
+  /** @deprecated use `stead.admin.tally()` */
   async tally(): Promise<StoreTally> {
     await this.ready();
     return this.store.tally();
   }
 
-  /** What a listing shows of each of these runs (a page's ids): last step, last event, open waits and holds. */
+  /** @deprecated use `stead.runs.activity()` */
   async activity(runIds: readonly string[]): Promise<listing.RunActivityView[]> {
     await this.ready();
     return listing.runActivity(this.store, runIds);
   }
 
+  /** @deprecated use `stead.runs.journal()` */
   async journal(runId: string): Promise<StepView[]> {
     await this.ready();
     await requireRun(this.store, runId);
     return (await this.store.journal(runId)).map(stepView);
   }
 
-  /**
-   * A page of a run's journal in journal order, and how many entries it has. Hazard: the store
-   * reads the whole journal and the page is cut here, so a page costs the journal's size (the
-   * `RunReads` port has no paged journal read yet); only the page leaves this process.
-   */
-  /**
-   * A page of a run's journal in journal order. `step`: the page (of `limit` entries, at an
-   * offset that is a multiple of it) that holds that step, so a link to one step finds its page;
-   * it takes no `offset`. Hazard: the store reads the whole journal and the page is cut from it.
-   */
+  /** @deprecated use `stead.runs.journalPage()` */
   async journalPage(runId: string, page: { offset?: number; limit?: number; step?: string } = {}): Promise<{ steps: StepView[]; total: number; offset: number }> {
     const limit = page.limit ?? JOURNAL_PAGE_DEFAULT;
     if (page.step !== undefined && page.offset !== undefined) throw new SteadError("STEAD_BAD_OPTION", "give offset or step, not both", { fix: "pass step alone to get the page that holds it", field: "step" });
@@ -512,45 +474,22 @@ export class Stead {
     return { steps: all.slice(offset, offset + limit).map(stepView), total: all.length, offset };
   }
 
-  /** Open waits across runs (an approvals inbox), newest first; see engine/open-waits.ts for the bound on runs looked at. */
+  /** @deprecated use `stead.waits.list()` */
   async openWaits(filter: { kind?: WaitKind; limit?: number } = {}): Promise<OpenWaits> {
     await this.ready();
     return openWaits(this.store, filter);
   }
 
-  async waits(runId: string): Promise<WaitView[]> {
-    await this.ready();
-    await requireRun(this.store, runId);
-    return (await this.store.waits(runId)).map(waitView);
-  }
 
-  /**
-   * Holds, open ones unless `open` is false. Across runs it is a listing: a hold whose sealed
-   * values fail to open is listed marked `damaged`, so one cannot hide the others. One run's
-   * holds (`runId`) are a read of that run, and refuse such a hold as the run's other reads do.
-   */
-  async holds(filter: { runId?: string; open?: boolean } = {}): Promise<HoldView[]> {
-    await this.ready();
-    const rows = await this.store.holds({ ...(filter.runId ? { runId: filter.runId } : { markDamaged: true }), ...(filter.open === false ? {} : { status: "open" as const }) });
-    return rows.map(holdView);
-  }
 
-  /**
-   * Events by number. Hazard: on Postgres, paging by `afterSeq` across runs can skip an event whose
-   * number was taken before a later one's but committed after it; follow with `eventsAfter`.
-   */
+  /** @deprecated use `stead.runs.events()` */
   async events(filter: { runId?: string; afterSeq?: number; limit?: number } = {}): Promise<EventView[]> {
     await this.ready();
     if (filter.runId) await requireRun(this.store, filter.runId);
     return (await this.store.events(filter)).map(eventView);
   }
 
-  /**
-   * The event stream from `position` (absent or null: from the start), of one run (`runId`),
-   * several (`runIds`) or the whole store: every event committed since, once each across reads,
-   * in commit order, never held back by a transaction still open. Read again from the returned
-   * position. A position this store did not give is refused with STEAD_BAD_POSITION.
-   */
+  /** @deprecated use `stead.runs.eventsAfter()` */
   async eventsAfter(position?: string | null, filter: { runId?: string; runIds?: readonly string[]; limit?: number } = {}): Promise<EventStreamPage> {
     await this.ready();
     if (filter.runId !== undefined) await requireRun(this.store, filter.runId);
@@ -558,20 +497,21 @@ export class Stead {
     return { events: page.events.map(eventView), position: page.position, positions: page.positions };
   }
 
-  /** Approves what a run waits for. The same decision again succeeds (`already`); another is refused naming the first. */
+  /** @deprecated use `stead.runs.approve()` */
   async approve(runId: string, name: string, d: verbs.Decision & ControlOptions = {}): Promise<Replayable<verbs.DecisionResult>> {
     const call = this.call(d);
     await this.ready();
     return (await control()).decide(call, runId, name, true, d);
   }
 
+  /** @deprecated use `stead.runs.deny()` */
   async deny(runId: string, name: string, d: verbs.Decision & ControlOptions = {}): Promise<Replayable<verbs.DecisionResult>> {
     const call = this.call(d);
     await this.ready();
     return (await control()).decide(call, runId, name, false, d);
   }
 
-  /** Delivers a signal a run waits for; `options` may be just who sends it. The same payload again succeeds (`already`). */
+  /** @deprecated use `stead.runs.signal()` */
   async signal(runId: string, name: string, payload: unknown, options: ControlOptions | string | null = null): Promise<Replayable<verbs.SignalResult>> {
     const o: ControlOptions = typeof options === "object" && options !== null ? options : { by: options };
     const call = this.call(o);
@@ -579,16 +519,14 @@ export class Stead {
     return (await control()).signal(call, runId, name, payload);
   }
 
+  /** @deprecated use `stead.runs.pause()` */
   async pause(runId: string, options: ControlOptions = {}): Promise<Replayable<verbs.PauseResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).pause(call, runId);
   }
 
-  /**
-   * Resumes a paused run, or a cancelled one from its last completed step (with the children its
-   * cancellation ended); with `acceptChange`, releases a `definition_changed` hold by accepting the new code.
-   */
+  /** @deprecated use `stead.runs.resume()` */
   async resume(runId: string, options: { acceptChange?: boolean } & ControlOptions = {}): Promise<Replayable<verbs.ResumeResult>> {
     const call = this.call(options);
     await this.ready();
@@ -599,19 +537,21 @@ export class Stead {
     return (await control()).resume(call, runId);
   }
 
-  /** Gives a failed run's failed step a new attempt (after fixing its cause), with nothing before it run again. */
+  /** @deprecated use `stead.runs.retry()` */
   async retry(runId: string, options: ControlOptions = {}): Promise<Replayable<verbs.RetryResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).retry(call, runId);
   }
 
+  /** @deprecated use `stead.runs.cancel()` */
   async cancel(runId: string, options: { reason?: string } & ControlOptions = {}): Promise<Replayable<verbs.CancelResult>> {
     const call = this.call(options);
     await this.ready();
     return (await control()).cancel(call, runId, options.reason ?? null);
   }
 
+  /** @deprecated use `stead.runs.release()` */
   async release(runId: string, hold: string | undefined, options: verbs.ReleaseOptions & ControlOptions): Promise<Replayable<HoldView>> {
     const call = this.call(options);
     await this.ready();
@@ -619,6 +559,7 @@ export class Stead {
     return { ...holdView(r), already: r.already };
   }
 
+  /** @deprecated use `stead.runs.fork()` */
   async fork(runId: string, options: { at?: string; id?: string } & ControlOptions = {}): Promise<Replayable<verbs.ForkResult>> {
     if (options.id !== undefined) checkChosenRunId(options.id);
     const call = this.call(options);
@@ -626,6 +567,7 @@ export class Stead {
     return (await control()).fork(call, runId, options.at, options.id);
   }
 
+  /** @deprecated use `stead.runs.why()` */
   async why(runId: string): Promise<Explanation> {
     await this.ready();
     const run = await requireRun(this.store, runId);
@@ -642,32 +584,27 @@ export class Stead {
     return new Session(this, definition, id, options.workspace === undefined ? null : checkWorkspace(options.workspace));
   }
 
-  /** Sessions with their queue and last turn, most recently active first; one whose last turn cannot be read is listed marked `damaged`. */
-  async sessions(filter: { limit?: number; sessionId?: string } = {}): Promise<SessionView[]> {
-    await this.ready();
-    return (await this.store.listSessions(filter)).map(sessionView);
-  }
 
-  /** The run ids of a session's turns, oldest first; empty when there is no such session. */
+  /** @deprecated use `stead.sessions.runIds()` */
   async sessionRunIds(sessionId: string): Promise<string[]> {
     await this.ready();
     return (await sessionTurns(this.store, sessionId)).map((r) => r.id);
   }
 
-  /** A session's latest turn (null when there is no such session): the definition and module it recorded. */
+  /** @deprecated use `stead.sessions.lastTurn()` */
   async lastTurn(sessionId: string): Promise<(RunInfo & { turn: number }) | null> {
     await this.ready();
     const last = (await sessionTurns(this.store, sessionId)).pop();
     return last ? { ...(await this.view(last)), turn: last.turn ?? 0 } : null;
   }
 
-  /** A session's transcript, rebuilt from its turns' journals with no agent code loaded (STEAD_SESSION_NOT_FOUND for none). */
+  /** @deprecated use `stead.sessions.transcript()` */
   async transcript(sessionId: string): Promise<SessionTranscript> {
     await this.ready();
     return (await transcriptModule()).readSessionTranscript(this.store, sessionId);
   }
 
-  /** A session and its turns in order (runs with their turn number and how each ended); STEAD_SESSION_NOT_FOUND for none. */
+  /** @deprecated use `stead.sessions.get()` */
   async sessionWithTurns(sessionId: string): Promise<{ session: SessionView; turns: TurnView[] }> {
     await this.ready();
     const [summary] = await this.store.listSessions({ sessionId, limit: 1 });
@@ -675,73 +612,55 @@ export class Stead {
     return { session: sessionView(summary), turns: await turnViews(this, sessionId) };
   }
 
-  /**
-   * Queues `input` as the next turn of a session that exists, under the agent its last turn
-   * recorded, with no agent code loaded: what a skin that holds no definitions (the HTTP API,
-   * MCP) sends. A session with no turn yet is STEAD_SESSION_NOT_FOUND (start it with `session()`).
-   */
+  /** @deprecated use `stead.sessions.send()` */
   async sendToSession(sessionId: string, input: unknown, options: ControlOptions = {}): Promise<Replayable<{ runId: string; turn: number }>> {
     return sendToSession(this, sessionId, input, options);
   }
 
-  /** A run's workspace path and snapshots, oldest first. */
+  /** @deprecated use `stead.workspaces.snapshots()` */
   async snapshots(runId: string): Promise<RunSnapshots> {
     await this.ready();
     return runSnapshots(this.store, runId);
   }
 
-  /** Writes a snapshot of a run's workspace (default: its latest step's) into an empty or new directory on this machine. */
+  /** @deprecated use `stead.workspaces.restore()` */
   async restore(runId: string, options: RestoreOptions = {}): Promise<Restored> {
     await this.ready();
     return restoreRunSnapshot(this.store, runId, options);
   }
 
-  /**
-   * A snapshot of a run's workspace (default: its latest step's) as its files and their contents
-   * (UTF-8 text, else base64, within a byte budget), written nowhere: a restore for a caller on
-   * another machine.
-   */
+  /** @deprecated use `stead.workspaces.files()` */
   async snapshotFiles(runId: string, options: SnapshotFilesOptions = {}): Promise<SnapshotFiles> {
     await this.ready();
     return readRunSnapshot(this.store, runId, options);
   }
 
-  /**
-   * A snapshot of a run's workspace (default: its latest step's) entry by entry (directories,
-   * files, links; relative paths), each file's content read only when `read` is called: for a
-   * caller that streams it (a tarball).
-   */
+  /** @deprecated use `stead.workspaces.entries()` */
   async snapshotEntries(runId: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotEntries> {
     await this.ready();
     return runSnapshotEntries(this.store, runId, choice);
   }
 
-  /** One file of a snapshot of a run's workspace, its bytes whole (STEAD_FILE_NOT_FOUND when the path is no file of it). */
+  /** @deprecated use `stead.workspaces.file()` */
   async snapshotFile(runId: string, path: string, choice: { step?: string; seq?: number } = {}): Promise<RunSnapshotFile> {
     await this.ready();
     return runSnapshotFile(this.store, runId, path, choice);
   }
 
-  /** Files added, changed and removed between the workspace snapshots of two steps of a run. */
+  /** @deprecated use `stead.workspaces.diff()` */
   async diff(runId: string, stepA: string, stepB: string): Promise<TreeDiff> {
     await this.ready();
     return diffRunSnapshots(this.store, runId, stepA, stepB);
   }
 
-  /**
-   * Deletes runs finished at least `finishedBefore` ago (journal, events, waits, holds, snapshots,
-   * the run rows unless `keepSummary`), a whole run tree and a whole session at a time, then the
-   * workspace blobs nothing refers to any more. A run not finished, or a tree or session with one,
-   * is never touched. On SQLite, `erase` then says whether the deleted rows' bytes are gone from
-   * the store's files, or which files still hold them and why (see {@link EraseOptions}).
-   */
+  /** @deprecated use `stead.runs.deleteFinished()` */
   async deleteFinishedRuns(options: RunRetentionOptions & EraseOptions): Promise<RunRetentionSummary & Erased> {
     await this.ready();
     const summary = await deleteFinishedRuns(this.store, options);
     return { ...summary, ...(await this.eraseFreed(options)) };
   }
 
-  /** Deletes workspace blobs no snapshot refers to (with `keepSteps`, first prunes finished runs' older snapshots); `erase` as for deleteFinishedRuns. */
+  /** @deprecated use `stead.admin.gc()` */
   async gc(options: GcOptions & EraseOptions = {}): Promise<GcResult & Erased> {
     await this.ready();
     const result = await gcWorkspaces(this.store, options);
@@ -753,11 +672,7 @@ export class Stead {
     return { erase: await this.store.eraseFreed(options.eraseWaitMs ?? DEFAULT_ERASE_WAIT_MS) };
   }
 
-  /**
-   * Whether the store is encrypted; its keys, the key-encryption key wrapping each, and whether this
-   * machine holds it. Answered where this machine lacks the key too (`held: false`): that is what
-   * it reports. Any other refusal of the store (damaged, unreachable) is thrown.
-   */
+  /** @deprecated use `stead.keys.status()` */
   async keysStatus(): Promise<KeysStatus> {
     let opens = true;
     try {
@@ -769,10 +684,7 @@ export class Stead {
     return keysStatus(this.store, this.keyChain, opens);
   }
 
-  /**
-   * Wraps every key of the store by `key` and seals new values by a new data key; no stored value
-   * is rewritten. Refused on a plain store, and when this machine holds no key the store's keys are wrapped by.
-   */
+  /** @deprecated use `stead.keys.rotate()` */
   async rotateKeys(key: KeyProvider): Promise<KeyRotation> {
     await this.ready();
     return rotateKeys(this.store, this.keyChain, key);
@@ -783,18 +695,13 @@ export class Stead {
     return this.store.location;
   }
 
-  /** The store's location, dialect and schema version. */
+  /** @deprecated use `stead.admin.storeInfo()` */
   async storeInfo(): Promise<StoreInfo> {
     await this.ready();
     return this.store.check();
   }
 
-  /**
-   * The store as it answers now (reached anew, not remembered from the first call) with the
-   * schema this code writes: what a server's /readyz reports. Refused: a store that cannot be
-   * reached, or whose schema is older (STEAD_STORE_TOO_OLD: it was replaced since it was opened)
-   * or newer than this code's.
-   */
+  /** @deprecated use `stead.admin.readiness()` */
   async readiness(): Promise<StoreInfo> {
     await this.ready();
     const info = await this.store.check();
@@ -804,16 +711,13 @@ export class Stead {
     return info;
   }
 
-  /**
-   * Writes every row of the store to `out` as a dump (`out` is not ended). Refused while a worker
-   * holds a live lease; a lease whose process is known to be gone (same host) does not count.
-   */
+  /** @deprecated use `stead.admin.exportDump()` */
   async exportDump(out: Writable, options: Pick<ExportOptions, "allowLive" | "pageRows"> = {}): Promise<ExportSummary> {
     await this.ready();
     return exportStore(this.store, out, { ownerIsDead, ...options });
   }
 
-  /** An online copy of this (SQLite) store in a new file, checked and carrying its own digests (see backup.ts). */
+  /** @deprecated use `stead.admin.backup()` */
   async backup(file: string): Promise<BackupSummary> {
     await this.ready();
     // Loaded here: a worker or a server that takes no backup does not load it (or dumps) at start-up.
@@ -821,10 +725,7 @@ export class Stead {
     return takeBackup(this.store, file);
   }
 
-  /**
-   * Loads a checked backup into this store, which must hold no rows, and verifies every table
-   * against it. Its access tokens come only with `withTokens` (see importDump).
-   */
+  /** @deprecated use `stead.admin.restoreBackup()` */
   async restoreBackup(backup: CheckedBackup, options: Pick<ImportOptions, "withTokens"> = {}): Promise<RestoreSummary> {
     await this.ready();
     const restored = await backup.restoreInto(this.store, options);
@@ -832,18 +733,13 @@ export class Stead {
     return restored;
   }
 
-  /**
-   * Loads a dump into this store, which must hold no rows, and verifies every table against it;
-   * an encrypted store's dump is checked against its signature with the keys this instance finds.
-   * Its access tokens come only with `withTokens`: a token is who may act on the store, and a
-   * plain dump's digests do not tell an edited dump from an exported one.
-   */
+  /** @deprecated use `stead.admin.importDump()` */
   async importDump(dump: VerifiedDump | DumpInput, options: Pick<ImportOptions, "withTokens"> = {}): Promise<ImportSummary> {
     await this.ready();
     return importStore(this.store, dump, options);
   }
 
-  /** Polls until `until(run)` holds (default: the run ended), or throws STEAD_TIMEOUT. */
+  /** @deprecated use `stead.runs.waitFor()` */
   async waitFor(runId: string, options: { until?: (run: RunInfo) => boolean; timeoutMs?: number; pollMs?: number } = {}): Promise<RunInfo> {
     await this.ready();
     const until = options.until ?? ((r: RunInfo) => TERMINAL_STATUSES.includes(r.status));
@@ -868,3 +764,6 @@ export class Stead {
     await this.store.close();
   }
 }
+
+// The flat methods warn from here on; the namespaces call the bodies as they were (namespaces/bind.ts).
+deprecateFlatMethods(Stead.prototype, { runs: RUNS_VERBS, sessions: SESSIONS_VERBS, workspaces: WORKSPACES_VERBS, definitions: DEFINITIONS_VERBS, waits: WAITS_VERBS, keys: KEYS_VERBS, admin: ADMIN_VERBS });

@@ -27,7 +27,7 @@ export interface WorkerOptions {
   sweep?: boolean;
   payloadLimitBytes?: number;
   maxLostClaims?: number;
-  /** How runs' workspaces are restored on resume and captured (see `stead.start(..., { workspace })`). */
+  /** How runs' workspaces are restored on resume and captured (see `stead.runs.start(..., { workspace })`). */
   workspace?: WorkspaceOptions;
   /**
    * Metadata of external layers (an image tag, a database snapshot id) recorded with every step

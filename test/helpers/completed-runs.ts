@@ -16,8 +16,8 @@ export async function completeRuns<I>(
   const w = stead.worker({ definitions: [flow], ...FAST_WORKER });
   w.start();
   try {
-    for (const [id, input] of runs) await stead.start(flow, input, { id });
-    for (const [id] of runs) expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status, id).toBe("completed");
+    for (const [id, input] of runs) await stead.runs.start(flow, input, { id });
+    for (const [id] of runs) expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status, id).toBe("completed");
     await then?.(stead);
   } finally {
     await w.stop({ graceMs: 500 });

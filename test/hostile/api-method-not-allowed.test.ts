@@ -27,8 +27,8 @@ describe.each(STORE_KINDS)("a method a path does not take, over HTTP on %s", (ki
     worker = served.s.stead.worker({ definitions: [parked], pollMs: 20, graceMs: 500, leaseMs: 3_000 });
     worker.on("error", () => undefined);
     worker.start();
-    runId = (await served.s.stead.start(parked, null)).id;
-    await waitUntil("the run to park", async () => (await served.s.stead.get(runId)).status === "waiting");
+    runId = (await served.s.stead.runs.start(parked, null)).id;
+    await waitUntil("the run to park", async () => (await served.s.stead.runs.get(runId)).status === "waiting");
     await worker.stop();
   });
   afterAll(async () => {
@@ -83,6 +83,6 @@ describe.each(STORE_KINDS)("a method a path does not take, over HTTP on %s", (ki
     // /mcp refuses GET and DELETE itself (no stream is offered), saying POST.
     expect(await send("GET", "/mcp", served.tokens.operator)).toMatchObject({ status: 405, allow: "POST" });
     expect(await digestStore(served.s.stead.store)).toEqual(before);
-    expect((await served.s.stead.get(runId)).status).toBe("waiting");
+    expect((await served.s.stead.runs.get(runId)).status).toBe("waiting");
   });
 });

@@ -29,7 +29,7 @@ describe("a signed backup changed after it was checked", () => {
     dir = tempDir("stead-toctou-");
     await completeRuns(createStead({ store: join(dir, "source.db"), encryption: encryption() }), flow, [["s1", 1]], async (s) => {
       await s.tokens.create({ name: "ops", role: "operator" });
-      backup = (await s.backup(join(dir, "backup.db"))).file;
+      backup = (await s.admin.backup(join(dir, "backup.db"))).file;
     });
   }, 60_000);
 
@@ -44,7 +44,7 @@ describe("a signed backup changed after it was checked", () => {
     try {
       let outcome: string;
       try {
-        const r = await target.restoreBackup(checked, { withTokens: true });
+        const r = await target.admin.restoreBackup(checked, { withTokens: true });
         // What was loaded is what was checked: the checked record's tokens, row for row (digest).
         const same = r.tables.tokens.sha256 === (checked.record.tables.tokens as { sha256: string }).sha256;
         outcome = `restored, signed=${String(r.signed)}, tokens=${r.tables.tokens.rows}, as checked=${String(same)}`;

@@ -47,17 +47,17 @@ describe.each(STORE_KINDS)("run ids shaped like a child's, on %s", (kind) => {
     s = await onStore(kind, label);
     w = s.stead.worker({ definitions: [parent, kid], ...FAST_WORKER });
     w.start();
-    await s.stead.start(parent, null, { id: "p1" });
-    await s.stead.waitFor("p1", { ...WAIT, until: (r) => r.status === "waiting" });
+    await s.stead.runs.start(parent, null, { id: "p1" });
+    await s.stead.runs.waitFor("p1", { ...WAIT, until: (r) => r.status === "waiting" });
   }
 
   it("start, start by name and fork refuse `p1.kid` with STEAD_BAD_ID and a fix, write nothing, and the parent then makes its own child", async () => {
     await parked("child-ids-lib");
     const before = await written();
     const refusals = [
-      await caught(() => s.stead.start(kid, 1, { id: "p1.kid" })),
-      await caught(() => s.stead.startByName("hostile-kid", 1, { id: "p1.kid" })),
-      await caught(() => s.stead.fork("p1", { id: "p1.kid" })),
+      await caught(() => s.stead.runs.start(kid, 1, { id: "p1.kid" })),
+      await caught(() => s.stead.runs.startByName("hostile-kid", 1, { id: "p1.kid" })),
+      await caught(() => s.stead.runs.fork("p1", { id: "p1.kid" })),
     ];
     for (const e of refusals) {
       expect(e).toBeInstanceOf(SteadError);
@@ -67,8 +67,8 @@ describe.each(STORE_KINDS)("run ids shaped like a child's, on %s", (kind) => {
     }
     expect(await written()).toEqual(before);
 
-    await s.stead.approve("p1", "gate");
-    const done = await s.stead.waitFor("p1", WAIT);
+    await s.stead.runs.approve("p1", "gate");
+    const done = await s.stead.runs.waitFor("p1", WAIT);
     expect(done).toMatchObject({ status: "completed", output: 42 });
     const [child] = await s.rows("SELECT parent_id, parent_step_id, status FROM runs WHERE id = ?", "p1.kid");
     expect(child).toEqual({ parent_id: "p1", parent_step_id: "kid", status: "completed" });
@@ -105,12 +105,12 @@ describe.each(STORE_KINDS)("run ids shaped like a child's, on %s", (kind) => {
     } finally {
       await raw.close();
     }
-    expect(await s.stead.waitFor("p1.kid", WAIT)).toMatchObject({ status: "completed", output: 10 });
+    expect(await s.stead.runs.waitFor("p1.kid", WAIT)).toMatchObject({ status: "completed", output: 10 });
 
-    await s.stead.approve("p1", "gate");
+    await s.stead.runs.approve("p1", "gate");
     // Ended, or parked on its child: the old code parked it there for ever.
     const after = await waitUntil("p1 to end or to wait on its child", async () => {
-      const r = await s.stead.get("p1");
+      const r = await s.stead.runs.get("p1");
       if (r.status === "completed" || r.status === "failed") return r;
       const onChild = await s.rows("SELECT name FROM waits WHERE run_id = ? AND kind = 'child'", "p1");
       return r.status === "waiting" && onChild.length > 0 ? r : undefined;
@@ -118,7 +118,7 @@ describe.each(STORE_KINDS)("run ids shaped like a child's, on %s", (kind) => {
     expect(after.status).toBe("failed");
     expect(after.error).toMatchObject({ code: "STEAD_ID_TAKEN" });
     expect(after.error?.message).toContain("p1.kid");
-    const why = await s.stead.why("p1");
+    const why = await s.stead.runs.why("p1");
     expect(why.text).toContain("p1.kid");
     expect(why.text).not.toMatch(/child run p1\.kid to end/);
     // The other run is left as it was: not made a child, its output untouched.

@@ -85,10 +85,10 @@ describe.each(STORE_KINDS)("an encrypted %s store's columns", (kind) => {
     const w = s.stead.worker({ definitions: [touch], ...FAST_WORKER });
     w.start();
     try {
-      await s.stead.start(touch, { root }, { id: "c-1", workspace: root, idempotencyKey: "start-c-1" });
-      await s.stead.waitFor("c-1", { until: (r) => r.status === "waiting", timeoutMs: 30_000, pollMs: 20 });
-      await s.stead.approve("c-1", "ship", { by: "ann", idempotencyKey: "approve-c-1" });
-      expect((await s.stead.waitFor("c-1", { timeoutMs: 30_000, pollMs: 20 })).status).toBe("completed");
+      await s.stead.runs.start(touch, { root }, { id: "c-1", workspace: root, idempotencyKey: "start-c-1" });
+      await s.stead.runs.waitFor("c-1", { until: (r) => r.status === "waiting", timeoutMs: 30_000, pollMs: 20 });
+      await s.stead.runs.approve("c-1", "ship", { by: "ann", idempotencyKey: "approve-c-1" });
+      expect((await s.stead.runs.waitFor("c-1", { timeoutMs: 30_000, pollMs: 20 })).status).toBe("completed");
     } finally {
       await w.stop({ graceMs: 500 });
     }

@@ -30,7 +30,7 @@ describe.each(STORE_KINDS)("the whole store's stream lost before its first event
   beforeAll(async () => {
     s = await onStore(kind, "firehose-gap");
     stead = s.stead;
-    for (let i = 0; i < 3; i++) await stead.start(parked, {}, { id: `history-${i}` });
+    for (let i = 0; i < 3; i++) await stead.runs.start(parked, {}, { id: `history-${i}` });
     token = (await stead.tokens.create({ name: "reader", role: "viewer" })).token;
   });
   afterAll(async () => {
@@ -61,13 +61,13 @@ describe.each(STORE_KINDS)("the whole store's stream lost before its first event
     // The server goes away (a restart) before any event was written.
     await server.close(500);
     await until("the client saw the stream lost", () => states.includes("lost"));
-    await stead.start(parked, {}, { id: "in-gap" });
-    await stead.start(parked, {}, { id: "in-gap-2" });
+    await stead.runs.start(parked, {}, { id: "in-gap" });
+    await stead.runs.start(parked, {}, { id: "in-gap-2" });
     server = await serve(port);
     try {
       // Reconnected; then one more run, so the reader has something to stop on.
       await new Promise((r) => setTimeout(r, 1_000));
-      await stead.start(parked, {}, { id: "after-gap" });
+      await stead.runs.start(parked, {}, { id: "after-gap" });
       await Promise.race([reading, new Promise((r) => setTimeout(r, 10_000))]);
       abort.abort();
       expect(seen).toEqual(["in-gap", "in-gap-2", "after-gap"]);
@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)("the whole store's stream lost before its first event
       opened.close();
       expect(opened.text).not.toMatch(/^data:/m);
       const began = /^id: (.+)$/m.exec(opened.text)?.[1] as string;
-      await stead.start(parked, {}, { id: "raw-gap" });
+      await stead.runs.start(parked, {}, { id: "raw-gap" });
       const resumed = await fetch(`${server.url}/api/v1/events/stream`, { headers: { accept: "text/event-stream", authorization: `Bearer ${token}`, "last-event-id": began } });
       const reader = (resumed.body as ReadableStream<Uint8Array>).getReader();
       let text = "";

@@ -133,16 +133,16 @@ describe("hyphenated run ids on the holds page and the inbox at a phone's width"
       const w1 = stead.worker({ definitions: [phoneGated("1")], ...FAST_WORKER });
       w1.start();
       try {
-        for (const [i, id] of [HELD, WAITING].entries()) await stead.start(phoneGated("1"), i, { id });
-        for (const id of [HELD, WAITING]) await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
+        for (const [i, id] of [HELD, WAITING].entries()) await stead.runs.start(phoneGated("1"), i, { id });
+        for (const id of [HELD, WAITING]) await stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
       } finally {
         await w1.stop({ graceMs: 500 });
       }
-      await stead.approve(HELD, "go");
+      await stead.runs.approve(HELD, "go");
       const w2 = stead.worker({ definitions: [phoneGated("2")], ...FAST_WORKER });
       w2.start();
       try {
-        await stead.waitFor(HELD, { until: (r) => r.status === "held", timeoutMs: 30_000 });
+        await stead.runs.waitFor(HELD, { until: (r) => r.status === "held", timeoutMs: 30_000 });
       } finally {
         await w2.stop({ graceMs: 500 });
       }

@@ -29,11 +29,11 @@ beforeAll(async () => {
     const w = stead.worker({ definitions: [steps, asks], ...FAST_WORKER });
     w.start();
     try {
-      await stead.start(steps, 1, { id: "one-step" });
-      await stead.start(steps, 2, { id: "two-steps" });
-      await stead.start(asks, null, { id: "asks-first" });
-      for (const id of ["one-step", "two-steps"]) await stead.waitFor(id, { timeoutMs: 30_000 });
-      await stead.waitFor("asks-first", { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
+      await stead.runs.start(steps, 1, { id: "one-step" });
+      await stead.runs.start(steps, 2, { id: "two-steps" });
+      await stead.runs.start(asks, null, { id: "asks-first" });
+      for (const id of ["one-step", "two-steps"]) await stead.runs.waitFor(id, { timeoutMs: 30_000 });
+      await stead.runs.waitFor("asks-first", { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
     } finally {
       await w.stop({ graceMs: 500 });
     }

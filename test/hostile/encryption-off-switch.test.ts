@@ -27,10 +27,10 @@ async function runEcho(stead: Stead, id: string): Promise<void> {
   const w = stead.worker({ definitions: [echo], ...FAST_WORKER });
   w.start();
   try {
-    await stead.start(echo, { note: `${MARKER} ${id}` }, { id, idempotencyKey: `start-${id}` });
-    await stead.waitFor(id, { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
-    await stead.signal(id, "go", { note: `${MARKER} signal` }, { idempotencyKey: `go-${id}` });
-    expect((await stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+    await stead.runs.start(echo, { note: `${MARKER} ${id}` }, { id, idempotencyKey: `start-${id}` });
+    await stead.runs.waitFor(id, { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+    await stead.runs.signal(id, "go", { note: `${MARKER} signal` }, { idempotencyKey: `go-${id}` });
+    expect((await stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
   } finally {
     await w.stop({ graceMs: 500 });
   }
@@ -61,7 +61,7 @@ describe.each(STORE_KINDS)("encryption cannot be switched off by writing the dat
     const keyRows = await s.rows("SELECT id, kek_id, wrapped, created_at FROM data_keys");
     await s.write("DELETE FROM data_keys WHERE id = ?", sealedBy);
     const partly = createStead({ store: s.location, encryption: { key: key.where, keyDir: keys.dir } });
-    const lacking = await caught(() => partly.get("e-1"));
+    const lacking = await caught(() => partly.runs.get("e-1"));
     await partly.close();
     expect(lacking).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
     expect((lacking as Error).message).toContain(`data key ${sealedBy!}`);
@@ -78,13 +78,13 @@ describe.each(STORE_KINDS)("encryption cannot be switched off by writing the dat
     for (const [how, options] of openers) {
       const opened = createStead({ store: s.location, ...options });
       try {
-        const read = await caught(() => opened.get("e-1"));
+        const read = await caught(() => opened.runs.get("e-1"));
         expect(read, how).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
         expect((read as Error).message, how).toContain(sealedBy!);
         expect((read as Error).message, how).toContain("data_keys");
         expect(JSON.stringify(read), how).not.toContain("$stead1:");
         if (options.readonly) continue;
-        expect(await caught(() => opened.start(echo, { note: "written in plain?" }, { id: "plain-1" })), how).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+        expect(await caught(() => opened.runs.start(echo, { note: "written in plain?" }, { id: "plain-1" })), how).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
       } finally {
         await opened.close();
       }
@@ -123,10 +123,10 @@ describe.each(STORE_KINDS)("encryption cannot be switched off by writing the dat
     const reader = createStead({ store: plain.location, encryption: { keyDir: tempDir("stead-off-none3").dir } });
     cleanups.push(() => reader.close());
     const reads: [string, () => Promise<unknown>][] = [
-      ["run", () => reader.get("p-1")],
+      ["run", () => reader.runs.get("p-1")],
       ["journal", () => reader.store.journal("p-1")],
       ["events", () => reader.store.events({ runId: "p-1" })],
-      ["idempotency key", () => reader.signal("p-1", "go", { note: `${MARKER} signal` }, { idempotencyKey: "go-p-1" })],
+      ["idempotency key", () => reader.runs.signal("p-1", "go", { note: `${MARKER} signal` }, { idempotencyKey: "go-p-1" })],
     ];
     for (const [what, read] of reads) {
       const e = await caught(read);
@@ -134,6 +134,6 @@ describe.each(STORE_KINDS)("encryption cannot be switched off by writing the dat
       expect(JSON.stringify(e), what).not.toContain("$stead1:");
     }
     // The plain run beside them reads as before.
-    expect((await reader.get("p-2")).output).toMatchObject({ got: { echoed: `${MARKER} p-2` } });
+    expect((await reader.runs.get("p-2")).output).toMatchObject({ got: { echoed: `${MARKER} p-2` } });
   }, 90_000);
 });

@@ -100,8 +100,8 @@ describe("stead gc while another connection reads the store", () => {
         expect(r.stderr).toMatch(/still in .*stead\.db-wal .*another connection kept reading.*A worker with this store open erases them.*stead gc` again/);
       }
       // Life goes on: a few more runs are written (SQLite's own checkpoints run).
-      for (let i = 0; i < 5; i++) await stead.start(flow, { run: `new${i}`, note: "x" }, { id: `new${i}` });
-      for (let i = 0; i < 5; i++) await stead.waitFor(`new${i}`, { timeoutMs: 20_000 });
+      for (let i = 0; i < 5; i++) await stead.runs.start(flow, { run: `new${i}`, note: "x" }, { id: `new${i}` });
+      for (let i = 0; i < 5; i++) await stead.runs.waitFor(`new${i}`, { timeoutMs: 20_000 });
       expect(left(store)).toEqual(none());
     } finally {
       await w.stop({ graceMs: 500 });

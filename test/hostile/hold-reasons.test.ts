@@ -27,15 +27,15 @@ describe.each(STORE_KINDS)("the ambiguous-effect hold's reason, on %s", (kind) =
     // The killed process's pid is gone: a worker on this host takes its run over at once.
     const worker = spawnCli(["worker", EFFECT, "--poll", "50", ...store], ROOT);
     try {
-      await s.stead.waitFor("charge-1", { until: (r) => r.status === "held", timeoutMs: 30_000, pollMs: 50 });
+      await s.stead.runs.waitFor("charge-1", { until: (r) => r.status === "held", timeoutMs: 30_000, pollMs: 50 });
     } finally {
       worker.child.kill("SIGTERM");
       await worker.done;
     }
-    const [hold] = await s.stead.holds({ runId: "charge-1" });
+    const [hold] = await s.stead.holds.list({ runId: "charge-1" });
     expect(hold?.kind).toBe("ambiguous_effect");
     expect(hold?.reason).toBe(`effect step "charge" may or may not have happened: ${WHOLE}`);
-    const held = (await s.stead.events({ runId: "charge-1" })).find((e) => e.type === "run.held");
+    const held = (await s.stead.runs.events({ runId: "charge-1" })).find((e) => e.type === "run.held");
     expect(held?.data.reason).toBe(hold?.reason);
     const why = await cli(["why", "charge-1", ...store], ROOT);
     expect(why.stdout).toContain(`${WHOLE}.`);

@@ -68,7 +68,7 @@ describe("a dump holding a workspace file of 4 MiB (one line of about 5.6 MB)", 
       content = readFileSync(join(ws, "big.bin"));
       dump = join(dir.dir, "source.dump");
       const out = createWriteStream(dump);
-      await stead.exportDump(out);
+      await stead.admin.exportDump(out);
       await new Promise<void>((resolve, reject) => out.end(() => resolve()).once("error", reject));
     } finally {
       await stead.close();
@@ -91,11 +91,11 @@ describe("a dump holding a workspace file of 4 MiB (one line of about 5.6 MB)", 
     const target = await onStore(kind, "long-line");
     try {
       const size = statSync(dump).size;
-      const { scanned } = await lineEndScans(() => target.stead.importDump(() => createReadStream(dump)));
+      const { scanned } = await lineEndScans(() => target.stead.admin.importDump(() => createReadStream(dump)));
       // Two reads: one to check the dump, one to write its rows.
       expect(scanned / size, `${scanned} characters scanned for line ends in a dump of ${size} bytes`).toBeLessThan(2.5);
       const to = join(dir.dir, `restored-${kind}`);
-      await target.stead.restore("big", { to });
+      await target.stead.workspaces.restore("big", { to });
       expect(readFileSync(join(to, "big.bin")).equals(content)).toBe(true);
     } finally {
       await target.cleanup();

@@ -114,7 +114,7 @@ describe("tokens on import and restore", () => {
     ] as const) {
       const into = createStead({ store: join(dir, name) });
       try {
-        const r = await into.importDump(() => createReadStream(crafted), options);
+        const r = await into.admin.importDump(() => createReadStream(crafted), options);
         expect(r.tokensSkipped).toBe(expected.length === 0 ? 2 : 0);
         expect(await tokenNames(join(dir, name))).toEqual(expected);
       } finally {

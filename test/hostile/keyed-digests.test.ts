@@ -56,10 +56,10 @@ async function runKeyed(s: OnStore, id: string, ws: string, signalPayload: { amo
   const w = s.stead.worker({ definitions: [writer], ...FAST_WORKER });
   w.start();
   try {
-    await s.stead.start(writer, input, { id, workspace: ws, idempotencyKey: `start-${id}` });
-    await s.stead.waitFor(id, { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
-    await s.stead.signal(id, "confirm", signalPayload, { idempotencyKey: `confirm-${id}` });
-    expect((await s.stead.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
+    await s.stead.runs.start(writer, input, { id, workspace: ws, idempotencyKey: `start-${id}` });
+    await s.stead.runs.waitFor(id, { timeoutMs: 20_000, until: (r) => r.status === "waiting" });
+    await s.stead.runs.signal(id, "confirm", signalPayload, { idempotencyKey: `confirm-${id}` });
+    expect((await s.stead.runs.waitFor(id, { timeoutMs: 20_000 })).status).toBe("completed");
   } finally {
     await w.stop({ graceMs: 500 });
   }
@@ -87,7 +87,7 @@ const found = (files: string, sealed: Sealed): string[] => Object.entries(sealed
 
 async function dumpOf(stead: Stead): Promise<string> {
   const out: string[] = [];
-  await stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) }));
+  await stead.admin.exportDump(new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) }));
   return out.join("");
 }
 
@@ -124,12 +124,12 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     const sealed = await runKeyed(s, "kd-e", workspace(), { amount: 4217, note: "ok" });
     expect(found(await storeText(s), sealed)).toEqual([]);
     // Every read of a snapshot finds its tree by the keyed root.
-    expect((await s.stead.diff("kd-e", "start", "write")).added).toEqual(["amount.txt"]);
-    expect((await s.stead.snapshotEntries("kd-e", { step: "write" })).entries.map((e) => e.path)).toEqual(["amount.txt"]);
-    expect((await s.stead.snapshotFiles("kd-e", { step: "write" })).files.map((f) => f.content)).toEqual([FILE_TEXT]);
+    expect((await s.stead.workspaces.diff("kd-e", "start", "write")).added).toEqual(["amount.txt"]);
+    expect((await s.stead.workspaces.entries("kd-e", { step: "write" })).entries.map((e) => e.path)).toEqual(["amount.txt"]);
+    expect((await s.stead.workspaces.files("kd-e", { step: "write" })).files.map((f) => f.content)).toEqual([FILE_TEXT]);
     // Repeats are still recognised by the keyed digest, and other arguments refused.
-    expect(await s.stead.signal("kd-e", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-e" })).toMatchObject({ already: true });
-    expect(await caught(() => s.stead.signal("kd-e", "confirm", { amount: 4218, note: "ok" }, { idempotencyKey: "confirm-kd-e" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
+    expect(await s.stead.runs.signal("kd-e", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-e" })).toMatchObject({ already: true });
+    expect(await caught(() => s.stead.runs.signal("kd-e", "confirm", { amount: 4218, note: "ok" }, { idempotencyKey: "confirm-kd-e" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
   }, 90_000);
 
   it("a plain store takes the idempotency digest after redaction: a secret's hash is not stored", async () => {
@@ -140,20 +140,20 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     const files = await storeText(plain);
     expect(files.includes(SECRET)).toBe(false);
     expect(found(files, { "signal arguments": sealed["signal arguments"]! })).toEqual([]);
-    expect(await plain.stead.signal("kd-r", "confirm", withSecret, { idempotencyKey: "confirm-kd-r" })).toMatchObject({ already: true });
-    expect(await caught(() => plain.stead.signal("kd-r", "confirm", { amount: 1, note: "other" }, { idempotencyKey: "confirm-kd-r" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
+    expect(await plain.stead.runs.signal("kd-r", "confirm", withSecret, { idempotencyKey: "confirm-kd-r" })).toMatchObject({ already: true });
+    expect(await caught(() => plain.stead.runs.signal("kd-r", "confirm", { amount: 1, note: "other" }, { idempotencyKey: "confirm-kd-r" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
   }, 60_000);
 
   it("a key recorded with the old digest form is recognised until its TTL ends", async () => {
     const { s } = await encrypted("kd-legacy");
     const input = { amount: 1, root: "/nowhere" };
-    const first = await s.stead.start(writer, input, { idempotencyKey: "legacy-1" });
+    const first = await s.stead.runs.start(writer, input, { idempotencyKey: "legacy-1" });
     // As an earlier Stead recorded it: the plain SHA-256 of the arguments.
     await s.write("UPDATE idempotency_keys SET digest = ? WHERE key = ?", argsDigest({ input, id: null, workspace: null }), "legacy-1");
-    expect(await s.stead.start(writer, input, { idempotencyKey: "legacy-1" })).toEqual({ id: first.id, already: true });
-    expect(await caught(() => s.stead.start(writer, { amount: 2, root: "/nowhere" }, { idempotencyKey: "legacy-1" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
+    expect(await s.stead.runs.start(writer, input, { idempotencyKey: "legacy-1" })).toEqual({ id: first.id, already: true });
+    expect(await caught(() => s.stead.runs.start(writer, { amount: 2, root: "/nowhere" }, { idempotencyKey: "legacy-1" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
     await s.write("UPDATE idempotency_keys SET expires_at = ? WHERE key = ?", 1, "legacy-1");
-    const after = await s.stead.start(writer, input, { idempotencyKey: "legacy-1" });
+    const after = await s.stead.runs.start(writer, input, { idempotencyKey: "legacy-1" });
     expect(after.already).toBe(false);
     expect(after.id).not.toBe(first.id);
   }, 60_000);
@@ -167,7 +167,7 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     const plainRoot = (await new TreeLoader(s.stead.store).load(last.root)).hash;
     // As an earlier Stead wrote it: the tree's plain hash.
     await s.write("UPDATE snapshots SET root = ? WHERE run_id = ? AND id = ?", plainRoot, "kd-o", last.id);
-    await s.stead.gc({ graceMs: 0 });
+    await s.stead.admin.gc({ graceMs: 0 });
     const old = (await s.stead.store.snapshots("kd-o")).at(-1)!;
     expect(old.root).toBe(plainRoot);
     const out = join(workspace(), "out");
@@ -187,12 +187,12 @@ describe.each(STORE_KINDS)("keyed digests on %s", (kind: StoreKind) => {
     copyFileSync(keyFile, join(theirs.dir, basename(keyFile)));
     const target = await onStore(kind, "kd-dst", { encryption: { key: theirKey.where, keyDir: theirs.dir } });
     cleanups.push(() => target.cleanup());
-    await target.stead.importDump(() => Readable.from([dump]));
+    await target.stead.admin.importDump(() => Readable.from([dump]));
 
     const input = { amount: 4217, root: ws };
-    expect(await target.stead.start(writer, input, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" })).toEqual({ id: "kd-x", already: true });
-    expect(await caught(() => target.stead.start(writer, { ...input, amount: 1 }, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
-    expect(await target.stead.signal("kd-x", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-x" })).toMatchObject({ already: true });
+    expect(await target.stead.runs.start(writer, input, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" })).toEqual({ id: "kd-x", already: true });
+    expect(await caught(() => target.stead.runs.start(writer, { ...input, amount: 1 }, { id: "kd-x", workspace: ws, idempotencyKey: "start-kd-x" }))).toMatchObject({ code: "STEAD_IDEMPOTENCY_CONFLICT" });
+    expect(await target.stead.runs.signal("kd-x", "confirm", { amount: 4217, note: "ok" }, { idempotencyKey: "confirm-kd-x" })).toMatchObject({ already: true });
     expect(found(await storeText(target), sealed)).toEqual([]);
 
     // The workspace comes back from the imported store, opened by its own key alone.

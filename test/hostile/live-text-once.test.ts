@@ -23,8 +23,8 @@ async function followToEnd(stead: Stead, runId: string): Promise<string> {
   let shown = "";
   let position: string | null = null;
   for (;;) {
-    const done = ["completed", "failed"].includes((await stead.get(runId)).status);
-    const page = await stead.eventsAfter(position, { runId, limit: 1000 });
+    const done = ["completed", "failed"].includes((await stead.runs.get(runId)).status);
+    const page = await stead.runs.eventsAfter(position, { runId, limit: 1000 });
     position = page.position;
     for (const raw of page.events) {
       const e = await live.expand(raw);
@@ -44,10 +44,10 @@ describe("a follower shows an answer once", () => {
     const s = await server([reply.pieces(pieces, { chunkDelayMs: 230 })]);
     const talker = agent("long-bearer", { model: providerModel(s.url), retry: FAST_RETRY });
     const stead = h.create();
-    const { id } = await stead.start(talker, "show me the call");
+    const { id } = await stead.runs.start(talker, "show me the call");
     h.worker(stead, { definitions: [talker], pollMs: 20 }).start();
     const shown = await followToEnd(stead, id);
-    const run = await stead.get(id);
+    const run = await stead.runs.get(id);
     expect(run.status).toBe("completed");
     const answer = (run.output as { text: string }).text;
     expect(answer).not.toContain(JWT.slice(40, 80));

@@ -50,24 +50,24 @@ describe.each(STORE_KINDS)("every redaction rule in every payload position on %s
     const w = stead.worker({ definitions: [positions, child], ...FAST_WORKER });
     w.start();
     try {
-      await stead.start(positions, carried(), { id: "pos-1" });
-      await stead.waitFor("pos-1", { timeoutMs: 30_000, until: (r) => r.status === "waiting" });
-      await stead.approve("pos-1", "ship", { by: "ann", reason: `ok: ${EXAMPLES.map((e) => e.text).join(" | ")} || ${KEPT.join(" | ")}` });
-      await stead.waitFor("pos-1", { timeoutMs: 30_000, until: (r) => r.status === "waiting" && r.id === "pos-1" });
-      await stead.signal("pos-1", "go", carried(), { idempotencyKey: "go-once" });
-      const done = await stead.waitFor("pos-1", { timeoutMs: 30_000 });
+      await stead.runs.start(positions, carried(), { id: "pos-1" });
+      await stead.runs.waitFor("pos-1", { timeoutMs: 30_000, until: (r) => r.status === "waiting" });
+      await stead.runs.approve("pos-1", "ship", { by: "ann", reason: `ok: ${EXAMPLES.map((e) => e.text).join(" | ")} || ${KEPT.join(" | ")}` });
+      await stead.runs.waitFor("pos-1", { timeoutMs: 30_000, until: (r) => r.status === "waiting" && r.id === "pos-1" });
+      await stead.runs.signal("pos-1", "go", carried(), { idempotencyKey: "go-once" });
+      const done = await stead.runs.waitFor("pos-1", { timeoutMs: 30_000 });
       expect(done.status, JSON.stringify(done.error)).toBe("completed");
 
       const output = JSON.stringify(done.output);
       for (const k of KEPT) expect(output.includes(JSON.stringify(k).slice(1, -1)), `the output keeps ${JSON.stringify(k)}`).toBe(true);
-      const failed = (await stead.journal("pos-1")).find((st) => st.id === "thrown");
+      const failed = (await stead.runs.journal("pos-1")).find((st) => st.id === "thrown");
       expect(JSON.stringify(failed?.error)).toContain(JSON.stringify(KEPT.join(" | ")).slice(1, -1));
     } finally {
       await w.stop({ graceMs: 500 });
     }
 
     let dump = "";
-    await stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
+    await stead.admin.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
     for (const [where, text] of [
       ["the store", await storeText(s)],
       ["an export", dump],

@@ -34,8 +34,8 @@ describe("a restore's private copy of its backup", () => {
     const w = stead.worker({ definitions: [flow], ...FAST_WORKER, concurrency: 8 });
     w.start();
     try {
-      for (let n = 0; n < RUNS; n++) await stead.start(flow, n, { id: `r${n}` });
-      for (let n = 0; n < RUNS; n++) await stead.waitFor(`r${n}`, { timeoutMs: 60_000 });
+      for (let n = 0; n < RUNS; n++) await stead.runs.start(flow, n, { id: `r${n}` });
+      for (let n = 0; n < RUNS; n++) await stead.runs.waitFor(`r${n}`, { timeoutMs: 60_000 });
     } finally {
       await w.stop({ graceMs: 500 });
       await stead.close();

@@ -56,8 +56,8 @@ describe.skipIf(process.platform === "win32").each(STORE_KINDS)("special bits on
     const w = s.stead.worker({ definitions: [special], ...FAST_WORKER });
     w.start();
     try {
-      await s.stead.start(special, ws, { id: "sb", workspace: ws });
-      await s.stead.waitFor("sb", { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+      await s.stead.runs.start(special, ws, { id: "sb", workspace: ws });
+      await s.stead.runs.waitFor("sb", { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
     } finally {
       await w.stop({ graceMs: 500 });
     }
@@ -82,10 +82,10 @@ describe.skipIf(process.platform === "win32").each(STORE_KINDS)("special bits on
 
   it("the library's restore likewise, unless keepSpecialBits", async () => {
     const to = join(dir.dir, "lib");
-    await s.stead.restore("sb", { step: "make", to });
+    await s.stead.workspaces.restore("sb", { step: "make", to });
     expect(modesIn(to)).toEqual(STRIPPED);
     const kept = join(dir.dir, "lib-kept");
-    await s.stead.restore("sb", { step: "make", to: kept, keepSpecialBits: true });
+    await s.stead.workspaces.restore("sb", { step: "make", to: kept, keepSpecialBits: true });
     expect(modesIn(kept)).toEqual(AS_RECORDED);
   });
 
@@ -94,8 +94,8 @@ describe.skipIf(process.platform === "win32").each(STORE_KINDS)("special bits on
     const w = s.stead.worker({ definitions: [special], ...FAST_WORKER });
     w.start();
     try {
-      await s.stead.approve("sb", "go");
-      const run = await s.stead.waitFor("sb", { timeoutMs: 20_000 });
+      await s.stead.runs.approve("sb", "go");
+      const run = await s.stead.runs.waitFor("sb", { timeoutMs: 20_000 });
       expect(run.status).toBe("completed");
       expect(run.output).toEqual({ setuid: "0755", setgid: "0755", shared: "0775" });
     } finally {
@@ -110,11 +110,11 @@ describe.skipIf(process.platform === "win32").each(STORE_KINDS)("special bits on
     const w = s.stead.worker({ definitions: [special], ...FAST_WORKER, workspace: { keepSpecialBits: true } });
     w.start();
     try {
-      await s.stead.start(special, ws2, { id: "sb2", workspace: ws2 });
-      await s.stead.waitFor("sb2", { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
+      await s.stead.runs.start(special, ws2, { id: "sb2", workspace: ws2 });
+      await s.stead.runs.waitFor("sb2", { until: (r) => r.status === "waiting", timeoutMs: 20_000 });
       rmSync(ws2, { recursive: true, force: true });
-      await s.stead.approve("sb2", "go");
-      const run = await s.stead.waitFor("sb2", { timeoutMs: 20_000 });
+      await s.stead.runs.approve("sb2", "go");
+      const run = await s.stead.runs.waitFor("sb2", { timeoutMs: 20_000 });
       expect(run.output).toEqual({ setuid: "4755", setgid: "2755", shared: "2775" });
     } finally {
       await w.stop({ graceMs: 500 });

@@ -147,7 +147,7 @@ describe("a server in this process over a store deleted under it", () => {
       expect(outcome(s), path).toEqual({ status: 503, code: "STEAD_STORE_LOST" });
       expect(s.body).not.toMatch(/approval\.approved|run\.runnable/);
     }
-    await expect(stead.get(run.id)).rejects.toMatchObject({ code: "STEAD_STORE_LOST" });
+    await expect(stead.runs.get(run.id)).rejects.toMatchObject({ code: "STEAD_STORE_LOST" });
     expect(existsSync(join(dir, ".stead"))).toBe(false);
   });
 });

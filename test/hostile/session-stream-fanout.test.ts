@@ -45,25 +45,37 @@ function expectOnceInOrder(messages: readonly SseMessage[], stored: readonly str
 }
 
 /**
- * The Stead, with its store reads that a stream makes counted (`eventsAfter`, `sessionRunIds`,
- * `get`); `unreadableRuns`: `get` refuses, as for a damaged row.
+ * The Stead, with its store reads that a stream makes counted (`runs.eventsAfter`,
+ * `sessions.runIds`, `runs.get`); `unreadableRuns`: `runs.get` refuses, as for a damaged row.
  */
 function counting(stead: Stead, unreadableRuns = false): { stead: Stead; reads: () => number; reset: () => void } {
   let reads = 0;
-  const counted = new Set<PropertyKey>(["eventsAfter", "sessionRunIds", "get"]);
+  // A namespace is frozen, so a proxy may not answer for its verbs: copies with the counted ones replaced.
+  const runs: Stead["runs"] = {
+    ...stead.runs,
+    eventsAfter: (...args) => {
+      reads++;
+      return stead.runs.eventsAfter(...args);
+    },
+    get: (runId) => {
+      reads++;
+      if (unreadableRuns) return Promise.reject(new Error("STEAD_DATA_TAMPERED (the test's)"));
+      return stead.runs.get(runId);
+    },
+  };
+  const sessions = {
+    ...stead.sessions,
+    runIds: (sessionId: string) => {
+      reads++;
+      return stead.sessions.runIds(sessionId);
+    },
+  };
   const proxy = new Proxy(stead, {
     get(target, key) {
+      if (key === "runs") return runs;
+      if (key === "sessions") return sessions;
       const v = Reflect.get(target, key, target) as unknown;
-      if (typeof v !== "function") return v;
-      const f = v as (...args: unknown[]) => unknown;
-      if (counted.has(key)) {
-        return (...args: unknown[]) => {
-          reads++;
-          if (unreadableRuns && key === "get") return Promise.reject(new Error("STEAD_DATA_TAMPERED (the test's)"));
-          return f.apply(target, args);
-        };
-      }
-      return f.bind(target);
+      return typeof v === "function" ? (v as (...args: unknown[]) => unknown).bind(target) : v;
     },
   });
   return { stead: proxy, reads: () => reads, reset: () => (reads = 0) };
@@ -130,7 +142,7 @@ describe.each(STORE_KINDS)("session streams on %s", (kind) => {
 
     counted.reset();
     const outside: string[] = [];
-    for (let i = 0; i < 5; i++) outside.push((await stead.start(parked, {})).id);
+    for (let i = 0; i < 5; i++) outside.push((await stead.runs.start(parked, {})).id);
     hub.wake();
     await waitUntil("the whole-store stream to carry the five runs", () => outside.every((id) => all.text().includes(id)));
     await settled();
@@ -171,22 +183,22 @@ describe.each(STORE_KINDS)("session streams on %s", (kind) => {
     const whole = await hub.open({ runIds: () => Promise.resolve(null), start: "now" }, null);
     if (whole === null) throw new Error("the hub answered no stream");
     const all = drain(whole);
-    const turns = (id: string) => stead.sessionRunIds(id);
+    const turns = (id: string) => stead.sessions.runIds(id);
     await waitUntil("the first turns", () => mine.every((x) => x.text().includes("run.created")) && other.text().includes("run.created"));
     // A position the shared reader passed just before the turn: the id of the event it sent last.
-    const before = (await stead.start(parked, {})).id;
+    const before = (await stead.runs.start(parked, {})).id;
     hub.wake();
     await waitUntil("the whole-store stream to carry a run", () => all.text().includes(before));
     const began = [...all.text().matchAll(/^id: (.+)$/gm)].at(-1)?.[1] as string;
     const turn = (await stead.session(talk, token).send({ text: "two" })).runId;
-    const outside = (await stead.start(parked, {})).id;
+    const outside = (await stead.runs.start(parked, {})).id;
     const next = (await stead.session(talk, "chat-a").send({ text: "two" })).runId;
     hub.wake();
     await waitUntil("the whole-store stream to carry the three runs", () => [turn, outside, next].every((id) => all.text().includes(id)));
     await waitUntil("the token-shaped session's streams to carry its new turn", () => mine.every((x) => x.text().includes(turn)));
     await waitUntil("chat-a's stream to carry its new turn", () => other.text().includes(next));
     const carried = (x: { text: () => string }) => [...x.text().matchAll(/"seq":(\d+),"runId":"([^"]+)"/g)].map((m) => `${m[2]}#${m[1]}`);
-    const stored = async (id: string) => (await stead.eventsAfter(null, { runIds: await turns(id) })).events.map((e) => `${e.runId}#${e.seq}`);
+    const stored = async (id: string) => (await stead.runs.eventsAfter(null, { runIds: await turns(id) })).events.map((e) => `${e.runId}#${e.seq}`);
     for (const x of mine) expect(carried(x)).toEqual(await stored(token));
     expect(carried(other)).toEqual(await stored("chat-a"));
     // Resumed from before that turn, where the shared reader has been: it joins at once, meets the
@@ -194,7 +206,7 @@ describe.each(STORE_KINDS)("session streams on %s", (kind) => {
     const resumed = await hub.open(sessionSource(counted.stead, token), began);
     if (resumed === null) throw new Error("the hub answered no stream");
     const rest = drain(resumed);
-    const after = (await stead.eventsAfter(null, { runIds: [turn] })).events.map((e) => `${e.runId}#${e.seq}`);
+    const after = (await stead.runs.eventsAfter(null, { runIds: [turn] })).events.map((e) => `${e.runId}#${e.seq}`);
     await waitUntil("the resumed stream to carry the turn", () => carried(rest).length >= after.length);
     expect(carried(rest)).toEqual(after);
     // Settled by reads of their own that end: each stream read a few times, not without end.
@@ -216,16 +228,16 @@ describe.each(STORE_KINDS)("session streams on %s", (kind) => {
     worker.start();
     try {
       for (let round = 0; round < 3; round++) {
-        await stead.start(parked, {});
+        await stead.runs.start(parked, {});
         for (const id of sessions) await stead.session(talk, id).send({ text: `turn ${round}` });
       }
       for (const id of sessions) {
-        const turns = await stead.sessionRunIds(id);
+        const turns = await stead.sessions.runIds(id);
         expect(turns).toHaveLength(4);
-        for (const t of turns) await stead.waitFor(t);
+        for (const t of turns) await stead.runs.waitFor(t);
         const stored = (await served.s.rows(`SELECT seq, run_id FROM events WHERE run_id IN (${turns.map(() => "?").join(", ")})`, ...turns)).map((r) => `${String(r.run_id)}#${Number(r.seq)}`);
         // The case holds: the token-shaped id is not in its turns' run.created as written.
-        for (const e of (await stead.eventsAfter(null, { runIds: turns, limit: 500 })).events) if (e.type === "run.created") expect(e.data.session === id).toBe(id === "chat-x");
+        for (const e of (await stead.runs.eventsAfter(null, { runIds: turns, limit: 500 })).events) if (e.type === "run.created") expect(e.data.session === id).toBe(id === "chat-x");
         for (const c of streams.get(id) ?? []) {
           await c.waitFor(`session ${id}'s ${stored.length} events`, (x) => x.messages.length >= stored.length);
           await new Promise((r) => setTimeout(r, 100));

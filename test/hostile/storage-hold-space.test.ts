@@ -41,8 +41,8 @@ async function namesTheSpace(stead: Stead, worker: WorkerProcess, store: string,
   await worker.waitFor((r) => r.type === "storage" && r.report.state === "still-full", "the worker to say the store stays full", 30_000);
   const report = worker.reports.find((r) => r.type === "storage" && r.report.state === "still-full");
   expect(report?.type === "storage" ? report.report : undefined).toMatchObject({ needBytes: need });
-  await stead.waitFor("r1", { until: (r) => r.status === "held", timeoutMs: 10_000, pollMs: 50 });
-  const [hold] = await stead.holds({ runId: "r1" });
+  await stead.runs.waitFor("r1", { until: (r) => r.status === "held", timeoutMs: 10_000, pollMs: 50 });
+  const [hold] = await stead.holds.list({ runId: "r1" });
   expect(hold?.kind).toBe("storage");
   const details = hold?.details as { needBytes?: unknown; freeBytes?: unknown };
   expect(details.needBytes).toBe(need);
@@ -58,8 +58,8 @@ async function namesTheSpace(stead: Stead, worker: WorkerProcess, store: string,
   const why = await cli(["why", "r1", "--store", store], dir);
   expect(why.stdout).toContain(`${need} bytes`);
 
-  await waitUntil("a storage.full event", async () => (await stead.events({ runId: "r1" })).find((e) => e.type === "storage.full"), { timeoutMs: 15_000 });
-  const event = (await stead.events({ runId: "r1" })).find((e) => e.type === "storage.full");
+  await waitUntil("a storage.full event", async () => (await stead.runs.events({ runId: "r1" })).find((e) => e.type === "storage.full"), { timeoutMs: 15_000 });
+  const event = (await stead.runs.events({ runId: "r1" })).find((e) => e.type === "storage.full");
   expect(event?.data).toMatchObject({ needBytes: need });
   if (free === "known") {
     for (const f of [details.freeBytes, psHold?.freeBytes, event?.data.freeBytes]) {
@@ -85,7 +85,7 @@ describe("an SQLite store at its size limit", () => {
 
   it("names the space its storage hold waits for (headroom and reserve) and the space free, in ps, why, the hold, the event and the report", async () => {
     requireBuild();
-    await stead.start(ballast, "x".repeat(900_000), { id: "ballast-1" });
+    await stead.runs.start(ballast, "x".repeat(900_000), { id: "ballast-1" });
     const probe = new Database(box.store, { readonly: true });
     const size = Number(probe.pragma("page_count", { simple: true })) * Number(probe.pragma("page_size", { simple: true }));
     probe.close();

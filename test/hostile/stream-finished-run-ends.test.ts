@@ -48,7 +48,7 @@ describe.each(STORE_KINDS)("a finished run's stream on %s", (kind) => {
 
   for (const outcome of ["completed", "failed"] as const) {
     it(`a run followed live to run.${outcome}: every event, an end message, and the connection closes`, async () => {
-      const { id } = await stead.start(steps, { n: 5, fail: outcome === "failed" });
+      const { id } = await stead.runs.start(steps, { n: 5, fail: outcome === "failed" });
       const live = await openSse(`${api}/runs/${id}/stream`);
       worker();
       await waitUntil("the stream to end by itself", () => live.isEnded(), { timeoutMs: 30_000 });
@@ -63,9 +63,9 @@ describe.each(STORE_KINDS)("a finished run's stream on %s", (kind) => {
   }
 
   it("a run finished before the stream opened: its history, then the end; a run still waiting keeps its stream open", async () => {
-    const waiting = await stead.start(parked, {});
-    const done = await stead.start(parked, {});
-    await stead.cancel(done.id, { reason: "not needed" });
+    const waiting = await stead.runs.start(parked, {});
+    const done = await stead.runs.start(parked, {});
+    await stead.runs.cancel(done.id, { reason: "not needed" });
     const later = await openSse(`${api}/runs/${done.id}/stream`);
     const open = await openSse(`${api}/runs/${waiting.id}/stream`);
     await waitUntil("the finished run's stream to end", () => later.isEnded(), { timeoutMs: 30_000 });
@@ -78,7 +78,7 @@ describe.each(STORE_KINDS)("a finished run's stream on %s", (kind) => {
   });
 
   it("the typed client's run iterator returns by itself after the final event, without reconnecting", async () => {
-    const { id } = await stead.start(steps, { n: 3 });
+    const { id } = await stead.runs.start(steps, { n: 3 });
     worker();
     let connections = 0;
     const client = createClient({

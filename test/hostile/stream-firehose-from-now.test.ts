@@ -25,7 +25,7 @@ describe.each(STORE_KINDS)("the whole store's stream on %s", (kind) => {
     stead = served.s.stead;
     api = `${served.server.url}/api/v1`;
     // A store with a history before any stream is opened.
-    for (let i = 0; i < 5; i++) history.push((await stead.start(parked, {})).id);
+    for (let i = 0; i < 5; i++) history.push((await stead.runs.start(parked, {})).id);
   });
   afterAll(async () => {
     await served.close();
@@ -38,11 +38,11 @@ describe.each(STORE_KINDS)("the whole store's stream on %s", (kind) => {
   it("a stream opened with no position carries what is written after it, and none of the history", async () => {
     const first = await openSse(`${api}/events/stream`);
     expect(first.status).toBe(200);
-    const a = await stead.start(parked, {});
+    const a = await stead.runs.start(parked, {});
     await first.waitFor("the new run's run.created", createdOf(a.id));
     // A second stream joins while the first is being served: it too starts where the events end.
     const second = await openSse(`${api}/events/stream`);
-    const b = await stead.start(parked, {});
+    const b = await stead.runs.start(parked, {});
     await second.waitFor("the next run's run.created", createdOf(b.id));
     await first.waitFor("the next run's run.created", createdOf(b.id));
     first.close();
@@ -82,7 +82,7 @@ describe.each(STORE_KINDS)("the whole store's stream on %s", (kind) => {
       })();
     });
     await opened;
-    const c = await stead.start(parked, {});
+    const c = await stead.runs.start(parked, {});
     const fromStart: StreamedEvent[] = [];
     for await (const e of client.events({ after: "0" })) {
       fromStart.push(e);

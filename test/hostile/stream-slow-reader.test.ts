@@ -39,8 +39,8 @@ describe.each(STORE_KINDS)("a slow reader of the whole store's stream on %s", (k
     const reason = "r".repeat(60_000);
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) {
-      const { id } = await stead.start(parked, {});
-      await stead.cancel(id, { reason });
+      const { id } = await stead.runs.start(parked, {});
+      await stead.runs.cancel(id, { reason });
       ids.push(id);
     }
     const last = ids[ids.length - 1];

@@ -65,27 +65,27 @@ describe.each(STORE_KINDS)("a secret streamed across live-text pieces on %s", (k
     served = await servedStore(kind, "streamed-secret");
     const { s, server, tokens } = served;
     const talker = agent("streamed-secret", { model: providerModel(provider.url), retry: FAST_RETRY });
-    const { id } = await s.stead.start(talker, "say it");
+    const { id } = await s.stead.runs.start(talker, "say it");
     const sse = await openSse(`${server.url}/api/v1/runs/${id}/stream`, { authorization: `Bearer ${tokens.viewer}` });
 
     const doomed = s.stead.worker({ definitions: [talker], leaseMs: CUT_LEASE_MS, pollMs: 20 }).start();
-    await waitUntil("the first attempt's last word", async () => deltaText(await s.stead.events({ runId: id }), 1).endsWith("goodbye"), { timeoutMs: 30_000 });
+    await waitUntil("the first attempt's last word", async () => deltaText(await s.stead.runs.events({ runId: id }), 1).endsWith("goodbye"), { timeoutMs: 30_000 });
     await doomed.stop({ graceMs: 20 });
-    expect(deltaText(await s.stead.events({ runId: id }), 1)).toBe("Hello Bearer [redacted:bearer-token] and goodbye");
+    expect(deltaText(await s.stead.runs.events({ runId: id }), 1)).toBe("Hello Bearer [redacted:bearer-token] and goodbye");
 
     const finisher = s.stead.worker({ definitions: [talker], leaseMs: CUT_LEASE_MS, pollMs: 20 }).start();
-    const run = await s.stead.waitFor(id, { timeoutMs: 30_000 });
+    const run = await s.stead.runs.waitFor(id, { timeoutMs: 30_000 });
     await finisher.stop();
     expect(run.status).toBe("completed");
     expect(run.output).toMatchObject({ text: "Hello Bearer [redacted:bearer-token] and goodbye" });
-    const events = await s.stead.events({ runId: id });
+    const events = await s.stead.runs.events({ runId: id });
     // The cut-off attempt's live text stays, redacted; the completed one's gave way to its response.
     expect(deltaText(events, 1)).toBe("Hello Bearer [redacted:bearer-token] and goodbye");
     expect(events.filter((e) => e.type === "model.delta" && e.data.attempt === 2)).toEqual([]);
 
     leaks("the store", await storeText(s));
     let dump = "";
-    await s.stead.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
+    await s.stead.admin.exportDump(new Writable({ write: (c: Buffer, _e, done) => ((dump += c.toString("utf8")), done()) }));
     leaks("an export", dump);
 
     const cwd = tempDir("stead-streamed-cli-");

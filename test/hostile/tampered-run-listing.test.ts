@@ -41,7 +41,7 @@ async function tamperedStore(kind: StoreKind, label: string, key: Buffer, sqlite
   const s = sqlitePath === undefined ? await onStore(kind, label, { encryption }) : undefined;
   const location = s ? s.location : String(sqlitePath);
   const stead = s ? s.stead : createStead({ store: location, encryption });
-  for (const id of IDS) await stead.start(note, { note: `note of ${id}` }, { id });
+  for (const id of IDS) await stead.runs.start(note, { note: `note of ${id}` }, { id });
   await stead.close();
   if (kind === "sqlite") {
     const db = new Database(location, { fileMustExist: true });
@@ -92,7 +92,7 @@ describe.each(STORE_KINDS)("a tampered runs row in the run listing, on %s", (kin
 
   it("the library lists the other runs and marks the damaged one; reading it alone still refuses", async () => {
     const { stead } = await setUp("tampered-list-lib");
-    const page = await stead.list({ sort: "createdAt", order: "asc" });
+    const page = await stead.runs.list({ sort: "createdAt", order: "asc" });
     expect(page.runs.map((r) => r.id)).toEqual(IDS);
     const [a, b, c] = page.runs;
     expect(a).toMatchObject({ id: "run-a", status: "pending", input: { note: "note of run-a" } });
@@ -100,7 +100,7 @@ describe.each(STORE_KINDS)("a tampered runs row in the run listing, on %s", (kin
     expect(a?.damaged).toBeUndefined();
     expect(b).toMatchObject({ id: DAMAGED, definition: "hostile-note", status: "pending", input: null, output: null, error: null, damaged: { code: "STEAD_DATA_TAMPERED" } });
     expect(b?.damaged?.message).toContain(DAMAGED);
-    expect(await caught(() => stead.get(DAMAGED))).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+    expect(await caught(() => stead.runs.get(DAMAGED))).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
   });
 
   it("`stead ps` exits 0 listing every run, the damaged one marked with its code, as text and as JSON", async () => {

@@ -1,7 +1,7 @@
 /**
  * Review 2 (item 8): the session listing opens each session's last turn's sealed error, and one
  * changed error failed the listing of every session: `stead sessions` exited 7,
- * `stead.sessions()` refused, and so did `GET /sessions`, MCP's `list_sessions` and the console's
+ * `stead.sessions.list()` refused, and so did `GET /sessions`, MCP's `list_sessions` and the console's
  * sessions page. Expected as for the run listing: the other sessions listed, the damaged one
  * marked with STEAD_DATA_TAMPERED and a message naming the row; reading that session itself (its
  * turns, its transcript) and sending it a turn still refuse, changing nothing.
@@ -49,7 +49,7 @@ async function damagedStore(kind: StoreKind, label: string, key: Buffer, sqliteP
     try {
       for (const id of SESSIONS) {
         const { runId } = await stead.session(talk, id).send({ text: "fail" });
-        await stead.waitFor(runId, { timeoutMs: 30_000 });
+        await stead.runs.waitFor(runId, { timeoutMs: 30_000 });
         if (id === DAMAGED) damagedTurn = runId;
       }
     } finally {
@@ -98,18 +98,18 @@ describe.each(STORE_KINDS)("a tampered turn in the session listing, on %s", (kin
   });
 
   it("the library lists every session, the damaged one marked; reading it or sending it a turn still refuses, changing nothing", async () => {
-    const list = await stead.sessions();
+    const list = await stead.sessions.list();
     expect(marks(list)).toEqual(EXPECTED);
     const damaged = list.find((s) => s.id === DAMAGED);
     expect(damaged).toMatchObject({ definition: "hostile-talk", turns: 1, last: { runId: damagedTurn, turn: 1, error: null }, damaged: { code: TAMPERED } });
     expect(damaged?.damaged?.message).toContain(`runs row ${damagedTurn}`);
     for (const id of ["s-a", "s-c"]) expect(list.find((s) => s.id === id)?.last?.error).toBe("the turn failed on purpose");
 
-    expect(await caught(() => stead.sessionWithTurns(DAMAGED))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.transcript(DAMAGED))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.sessions.get(DAMAGED))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.sessions.transcript(DAMAGED))).toMatchObject({ code: TAMPERED });
     expect(await caught(() => stead.session(talk, DAMAGED).send({ text: "again" }))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.sendToSession(DAMAGED, { text: "again" }))).toMatchObject({ code: TAMPERED });
-    expect((await stead.sessions({ sessionId: DAMAGED }))[0]?.turns).toBe(1);
+    expect(await caught(() => stead.sessions.send(DAMAGED, { text: "again" }))).toMatchObject({ code: TAMPERED });
+    expect((await stead.sessions.list({ sessionId: DAMAGED }))[0]?.turns).toBe(1);
   });
 
   it("`stead sessions` exits 0 listing every session, the damaged one marked, as JSON and as text", async () => {

@@ -34,11 +34,11 @@ describe.each(STORE_KINDS)("a changed timer wait on %s", (kind) => {
   it("leaves the other timers to wake: their runs complete, the damaged one stays asleep", async () => {
     const encryption = { key: localKey(randomBytes(32), "the test's key") };
     s = await onStore(kind, "hostile-tampered-timer", { encryption });
-    for (const [i, id] of RUNS.entries()) await s.stead.start(sleeper, i, { id });
+    for (const [i, id] of RUNS.entries()) await s.stead.runs.start(sleeper, i, { id });
     const first = s.stead.worker({ definitions: [sleeper], ...FAST_WORKER });
     first.start();
     try {
-      for (const id of RUNS) await s.stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
+      for (const id of RUNS) await s.stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
     } finally {
       await first.stop({ graceMs: 500 });
     }
@@ -50,8 +50,8 @@ describe.each(STORE_KINDS)("a changed timer wait on %s", (kind) => {
     const w = stead.worker({ definitions: [sleeper], ...FAST_WORKER });
     w.start();
     try {
-      for (const id of RUNS.filter((r) => r !== DAMAGED)) expect((await stead.waitFor(id, { timeoutMs: 30_000 })).output).toBe(`woke ${RUNS.indexOf(id)}`);
-      expect((await stead.get(DAMAGED)).status).toBe("waiting");
+      for (const id of RUNS.filter((r) => r !== DAMAGED)) expect((await stead.runs.waitFor(id, { timeoutMs: 30_000 })).output).toBe(`woke ${RUNS.indexOf(id)}`);
+      expect((await stead.runs.get(DAMAGED)).status).toBe("waiting");
     } finally {
       await w.stop({ graceMs: 500 });
     }

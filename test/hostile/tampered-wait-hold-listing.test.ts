@@ -52,16 +52,16 @@ async function damagedStore(kind: StoreKind, label: string, key: Buffer, sqliteP
     const w1 = stead.worker({ definitions: [gated("1")], ...FAST_WORKER });
     w1.start();
     try {
-      for (const [i, id] of [...WAITING, ...HELD].entries()) await stead.start(gated("1"), i + 1, { id });
-      for (const id of [...WAITING, ...HELD]) await stead.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
+      for (const [i, id] of [...WAITING, ...HELD].entries()) await stead.runs.start(gated("1"), i + 1, { id });
+      for (const id of [...WAITING, ...HELD]) await stead.runs.waitFor(id, { until: (r) => r.status === "waiting", timeoutMs: 30_000 });
     } finally {
       await w1.stop({ graceMs: 500 });
     }
-    for (const id of HELD) await stead.approve(id, "ok");
+    for (const id of HELD) await stead.runs.approve(id, "ok");
     const w2 = stead.worker({ definitions: [gated("2")], ...FAST_WORKER });
     w2.start();
     try {
-      for (const id of HELD) await stead.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 30_000 });
+      for (const id of HELD) await stead.runs.waitFor(id, { until: (r) => r.status === "held", timeoutMs: 30_000 });
     } finally {
       await w2.stop({ graceMs: 500 });
     }
@@ -112,9 +112,9 @@ describe.each(STORE_KINDS)("a tampered waits row and holds row in the listings, 
   });
 
   it("the library: a page's activity, the inbox and the holds listing list every other wait and hold and mark the damaged ones", async () => {
-    const page = await stead.list({ sort: "createdAt", order: "asc" });
+    const page = await stead.runs.list({ sort: "createdAt", order: "asc" });
     expect(page.runs.map((r) => r.id)).toEqual([...WAITING, ...HELD]);
-    const activity = new Map((await stead.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
+    const activity = new Map((await stead.runs.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
     const wb = activity.get(DAMAGED_WAIT);
     expect(wb?.openWaits).toEqual([expect.objectContaining({ name: "ok", kind: "approval", status: "open", damaged: marked })]);
     expect(wb?.openWaits[0]?.damaged?.message).toContain(`waits row ${DAMAGED_WAIT}/ok`);
@@ -130,13 +130,13 @@ describe.each(STORE_KINDS)("a tampered waits row and holds row in the listings, 
     expect(activity.get("h-b")?.openHolds).toEqual([expect.objectContaining({ kind: "definition_changed", reason: expect.stringMatching(/\w/) as unknown })]);
     expect(activity.get("h-b")?.openHolds[0]?.damaged).toBeUndefined();
 
-    const inbox = await stead.openWaits({ kind: "approval" });
+    const inbox = await stead.waits.list({ kind: "approval" });
     expect(marks(inbox.waits, byRun)).toEqual([
       ["w-a", null],
       [DAMAGED_WAIT, TAMPERED],
       ["w-c", null],
     ]);
-    const holds = await stead.holds();
+    const holds = await stead.holds.list();
     expect(marks(holds, byRun)).toEqual([
       [DAMAGED_HOLD, TAMPERED],
       ["h-b", null],
@@ -144,14 +144,14 @@ describe.each(STORE_KINDS)("a tampered waits row and holds row in the listings, 
   });
 
   it("reading the damaged wait or hold itself still refuses, and a refused decision or release changes nothing", async () => {
-    expect(await caught(() => stead.waits(DAMAGED_WAIT))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.approve(DAMAGED_WAIT, "ok"))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.holds({ runId: DAMAGED_HOLD }))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.why(DAMAGED_HOLD))).toMatchObject({ code: TAMPERED });
-    expect(await caught(() => stead.release(DAMAGED_HOLD, undefined, { choice: "accept-change" }))).toMatchObject({ code: TAMPERED });
-    expect((await stead.get(DAMAGED_WAIT)).status).toBe("waiting");
-    expect((await stead.get(DAMAGED_HOLD)).status).toBe("held");
-    expect(marks(await stead.holds(), byRun)).toEqual([
+    expect(await caught(() => stead.runs.waits(DAMAGED_WAIT))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.runs.approve(DAMAGED_WAIT, "ok"))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.holds.list({ runId: DAMAGED_HOLD }))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.runs.why(DAMAGED_HOLD))).toMatchObject({ code: TAMPERED });
+    expect(await caught(() => stead.runs.release(DAMAGED_HOLD, undefined, { choice: "accept-change" }))).toMatchObject({ code: TAMPERED });
+    expect((await stead.runs.get(DAMAGED_WAIT)).status).toBe("waiting");
+    expect((await stead.runs.get(DAMAGED_HOLD)).status).toBe("held");
+    expect(marks(await stead.holds.list(), byRun)).toEqual([
       [DAMAGED_HOLD, TAMPERED],
       ["h-b", null],
     ]);

@@ -13,7 +13,7 @@ import { loadFile } from "../load.js";
  * The answer is already committed; a module that cannot be loaded is reported, not undone.
  */
 async function followAfterAnswer(stead: Stead, runId: string): Promise<ExitCode> {
-  const run = await stead.get(runId);
+  const run = await stead.runs.get(runId);
   const fix = `start a worker for it instead: stead worker <file exporting ${run.definition}>`;
   if (!run.module) {
     throw new SteadError("STEAD_DEFINITION_NOT_FOUND", `the answer was recorded, but run ${runId} did not record the module of ${run.definition}, so it cannot be followed here`, { runId, fix });
@@ -27,7 +27,7 @@ async function followAfterAnswer(stead: Stead, runId: string): Promise<ExitCode>
   }
   // Print only what happens after the answer, not the run's history. A read of no run reads
   // nothing, and its position is the stream as it is now: everything committed is behind it.
-  const { position } = await stead.eventsAfter(null, { runIds: [] });
+  const { position } = await stead.runs.eventsAfter(null, { runIds: [] });
   return followForeground(stead, runId, loaded.definitions, { eventsFrom: position });
 }
 
@@ -67,7 +67,7 @@ export function registerAnswer(program: Command): void {
             const by = o.by ?? defaultBy();
             const edited = o.edit === undefined ? undefined : parseJsonArg(o.edit, "--edit");
             const decision = { by, reason: o.reason ?? null, ...(edited !== undefined ? { input: edited } : {}), ...(o.scope ? { scope: o.scope as "once" | "run" } : {}), ...keyOf(o) };
-            const r = await (d.approved ? stead.approve(runId, name, decision) : stead.deny(runId, name, decision));
+            const r = await (d.approved ? stead.runs.approve(runId, name, decision) : stead.runs.deny(runId, name, decision));
             const verb = d.approved ? "approved" : "denied";
             print(r.already ? `"${name}" on run ${runId} was already ${verb}${byAt(r.by, r.at)}; nothing changed` : `${verb} "${name}" on run ${runId} (by ${by})`);
             return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
@@ -91,7 +91,7 @@ export function registerAnswer(program: Command): void {
       act(async (runId: string, name: string, payloadText: string | undefined, o: DecisionOptions, cmd: Command) => {
         const payload = payloadText === undefined ? null : parseJsonArg(payloadText, "the signal payload");
         return withStead(cmd, false, async (stead) => {
-          const r = await stead.signal(runId, name, payload, { by: o.by ?? defaultBy(), ...keyOf(o) });
+          const r = await stead.runs.signal(runId, name, payload, { by: o.by ?? defaultBy(), ...keyOf(o) });
           print(r.already ? `signal "${name}" was already delivered to run ${runId}${byAt(r.by, r.at)}; nothing changed` : `signal "${name}" delivered to run ${runId}`);
           return o.follow ? followAfterAnswer(stead, runId) : EXIT.ok;
         });
@@ -115,7 +115,7 @@ export function registerAnswer(program: Command): void {
         const result = o.result === undefined ? undefined : parseJsonArg(o.result, "--result");
         return withStead(cmd, false, async (stead) => {
           const by = o.by ?? defaultBy();
-          const released = await stead.release(runId, hold, { choice: o.choice, by, ...(result === undefined ? {} : { result }), ...keyOf(o) });
+          const released = await stead.runs.release(runId, hold, { choice: o.choice, by, ...(result === undefined ? {} : { result }), ...keyOf(o) });
           print(
             released.already
               ? `hold ${released.kind} (#${released.id}) of run ${runId} was already released with "${released.choice ?? o.choice}"${byAt(released.releasedBy, released.releasedAt)}; nothing changed`
@@ -139,7 +139,7 @@ export function registerAnswer(program: Command): void {
     .action(
       act(async (runId: string, o: { acceptChange?: boolean; by?: string; follow?: boolean; idempotencyKey?: string }, cmd: Command) =>
         withStead(cmd, false, async (stead) => {
-          const r = await stead.resume(runId, { ...(o.acceptChange ? { acceptChange: true } : {}), by: o.by ?? defaultBy(), ...keyOf(o) });
+          const r = await stead.runs.resume(runId, { ...(o.acceptChange ? { acceptChange: true } : {}), by: o.by ?? defaultBy(), ...keyOf(o) });
           const children = r.resumed.filter((id) => id !== runId);
           if (r.already) print(`run ${runId} was already resumed; nothing changed`);
           else if (o.acceptChange) print(`run ${runId} accepts the changed code and is pending again`);

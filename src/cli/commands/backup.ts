@@ -29,7 +29,7 @@ export function registerBackup(program: Command): void {
           // A read-only connection is enough: the copy is written by SQLite into the new file.
           await withStead(cmd, "read", async (stead) => {
             const started = Date.now();
-            const s = await stead.backup(to);
+            const s = await stead.admin.backup(to);
             if (o.json) return printJson({ ...s, tookMs: Date.now() - started });
             print(`backed up ${s.source} (schema ${s.schemaVersion}) to ${s.file}: ${s.bytes} bytes in ${Date.now() - started} ms`);
             print(`  ${counts(s.tables)}`);
@@ -51,7 +51,7 @@ export function registerBackup(program: Command): void {
         }
         try {
           await withStead(cmd, true, async (stead) => {
-            const r = await stead.restoreBackup(checked, { withTokens: o.withTokens ?? false });
+            const r = await stead.admin.restoreBackup(checked, { withTokens: o.withTokens ?? false });
             if (o.json) return printJson(r);
             // The record is the backup's text, whoever wrote it: shown, never sent to the terminal as control codes.
             print(`restored ${printable(checked.file)} (taken ${new Date(r.backup.takenAt).toISOString()} from ${printable(r.backup.source)}) into ${printable(r.location)} (${r.dialect}):`);

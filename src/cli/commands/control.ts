@@ -13,7 +13,7 @@ export function registerControl(program: Command): void {
   ).action(
     act(async (runId: string, o: { by?: string; idempotencyKey?: string }, cmd: Command) => {
       await withStead(cmd, false, async (stead) => {
-        const r = await stead.pause(runId, { by: o.by ?? defaultBy(), ...keyOf(o) });
+        const r = await stead.runs.pause(runId, { by: o.by ?? defaultBy(), ...keyOf(o) });
         const what = r.state === "paused" ? `paused; resume it with: stead resume ${q(runId)}` : "to pause after its current step";
         print(r.already ? `run ${runId} was already ${r.state === "paused" ? "paused" : "asked to pause"}; nothing changed` : r.state === "paused" ? `run ${runId} ${what}` : `pause requested: run ${runId} parks after its current step`);
       });
@@ -31,7 +31,7 @@ export function registerControl(program: Command): void {
   ).action(
     act(async (runId: string, o: { reason?: string; by?: string; idempotencyKey?: string }, cmd: Command) => {
       await withStead(cmd, false, async (stead) => {
-        const r = await stead.cancel(runId, { ...(o.reason === undefined ? {} : { reason: o.reason }), by: o.by ?? defaultBy(), ...keyOf(o) });
+        const r = await stead.runs.cancel(runId, { ...(o.reason === undefined ? {} : { reason: o.reason }), by: o.by ?? defaultBy(), ...keyOf(o) });
         if (r.already) return print(`run ${runId} was already cancelled${byAt(r.by, r.at)}; nothing changed`);
         const children = r.cancelled.filter((id) => id !== runId);
         print(`run ${runId} cancelled${children.length ? ` with ${children.length} child run(s): ${children.join(", ")}` : ""}; bring it back with: stead resume ${q(runId)}`);
@@ -51,8 +51,8 @@ export function registerControl(program: Command): void {
   ).action(
       act(async (runId: string, o: { at?: string; id?: string; by?: string; idempotencyKey?: string }, cmd: Command) => {
         await withStead(cmd, false, async (stead) => {
-          const src = await stead.get(runId);
-          const r = await stead.fork(runId, { ...(o.at === undefined ? {} : { at: o.at }), ...(o.id === undefined ? {} : { id: o.id }), by: o.by ?? defaultBy(), ...keyOf(o) });
+          const src = await stead.runs.get(runId);
+          const r = await stead.runs.fork(runId, { ...(o.at === undefined ? {} : { at: o.at }), ...(o.id === undefined ? {} : { id: o.id }), by: o.by ?? defaultBy(), ...keyOf(o) });
           print(r.already ? `run ${r.id} was already forked from ${runId} with this key; nothing changed` : `run ${r.id} forked from ${runId} (${src.definition}), reusing ${r.reused} journal entries; it is pending`);
           print(`run it with: stead worker ${src.module ? q(src.module) : `<file exporting ${src.definition}>`}`);
         });
@@ -69,8 +69,8 @@ export function registerControl(program: Command): void {
   ).action(
     act(async (runId: string, o: { by?: string; idempotencyKey?: string }, cmd: Command) => {
       await withStead(cmd, false, async (stead) => {
-        const r = await stead.retry(runId, { by: o.by ?? defaultBy(), ...keyOf(o) });
-        const run = await stead.get(runId);
+        const r = await stead.runs.retry(runId, { by: o.by ?? defaultBy(), ...keyOf(o) });
+        const run = await stead.runs.get(runId);
         const step = r.stepId ? `step "${r.stepId}" gets attempt ${r.attempt ?? "?"}` : "it is replayed from its journal";
         print(r.already ? `run ${runId} was already retried (${step}); nothing changed` : `run ${runId} is pending again: ${step}; a worker runs it: stead worker ${run.module ? q(run.module) : `<file exporting ${run.definition}>`}`);
       });

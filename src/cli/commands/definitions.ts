@@ -23,7 +23,7 @@ export function registerDefinitions(program: Command): void {
     .action(
       act(async (o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const all = await stead.definitions();
+          const all = await stead.definitions.list();
           if (o.json) return printJson(all);
           if (all.length === 0) return print("no definitions announced yet: a worker announces the ones it serves when it starts (stead worker <file>)");
           print(
@@ -52,17 +52,17 @@ export function registerDefinitions(program: Command): void {
     act(async (name: string, o: { input?: string; inputFile?: string; id?: string; workspace?: string; by?: string; json?: boolean; idempotencyKey?: string }, cmd: Command) => {
       const input: unknown = (await readJsonInput(o)) ?? null;
       await withStead(cmd, false, async (stead) => {
-        const r = await stead.startByName(name, input, {
+        const r = await stead.runs.startByName(name, input, {
           ...(o.id === undefined ? {} : { id: o.id }),
           ...(o.workspace === undefined ? {} : { workspace: o.workspace }),
           by: o.by ?? defaultBy(),
           ...keyOf(o),
         });
         if (o.json) return printJson({ id: r.id, already: r.already, served: r.served, workers: r.workers });
-        const status = r.already ? (await stead.get(r.id)).status : "pending";
+        const status = r.already ? (await stead.runs.get(r.id)).status : "pending";
         const started = r.already ? `run ${r.id} was already started with this key (${name}), ${status}` : `run ${r.id} started (${name}), ${status}`;
         if (r.served) return print(`${started}; ${r.workers} live worker${r.workers === 1 ? "" : "s"} serve${r.workers === 1 ? "s" : ""} it`);
-        const [known] = await stead.definitions({ name });
+        const [known] = await stead.definitions.list({ name });
         print(`${started}: no live worker serves ${name} now; it waits until one does`);
         print(`run one with: stead worker ${known?.module ? shellQuote(printable(known.module)) : "<file>"}`);
       });

@@ -18,7 +18,7 @@ const ENDED: Partial<Record<RunStatus, ExitCode>> = { completed: EXIT.ok, failed
 async function eventsFrom(stead: Stead, runId: string, position: string | null): Promise<{ events: EventView[]; position: string }> {
   const events: EventView[] = [];
   for (;;) {
-    const page = await stead.eventsAfter(position, { runId, limit: 1000 });
+    const page = await stead.runs.eventsAfter(position, { runId, limit: 1000 });
     events.push(...page.events);
     position = page.position;
     if (page.events.length < 1000) return { events, position };
@@ -36,8 +36,8 @@ export function registerInspect(program: Command): void {
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const run = await stead.get(runId);
-          const [journal, waits, holds] = await Promise.all([stead.journal(runId), stead.waits(runId), stead.holds({ runId, open: false })]);
+          const run = await stead.runs.get(runId);
+          const [journal, waits, holds] = await Promise.all([stead.runs.journal(runId), stead.runs.waits(runId), stead.holds.list({ runId, open: false })]);
           if (o.json) return printJson({ run, journal, waits, holds });
           const fields: [string, string][] = [
             ["run", run.id],
@@ -86,7 +86,7 @@ export function registerInspect(program: Command): void {
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const w = await stead.why(runId);
+          const w = await stead.runs.why(runId);
           if (o.json) return printJson(whyJson(w));
           print(inStatusColour(w.status, w.text));
           for (const line of wayOutLines(w)) print(line);
@@ -121,7 +121,7 @@ export function registerInspect(program: Command): void {
           }
           for (let position: string | null = null; ; ) {
             // The status first: the final event commits with it, so the read after it has printed everything once it has ended.
-            const run = await stead.get(runId);
+            const run = await stead.runs.get(runId);
             const batch = await eventsFrom(stead, runId, position);
             for (const e of batch.events) await show(e);
             position = batch.position;
@@ -142,7 +142,7 @@ export function registerInspect(program: Command): void {
     .action(
       act(async (o: { all?: boolean; json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const list = await stead.holds({ open: !o.all });
+          const list = await stead.holds.list({ open: !o.all });
           if (o.json) return printJson(list);
           if (list.length === 0) return print(o.all ? "no holds" : "no open holds");
           print(

@@ -24,7 +24,7 @@ export function registerKeys(program: Command): void {
         const stead = createStead({ ...(store === undefined ? {} : { store }), encryption: { key } });
         try {
           await stead.ready();
-          const status = await stead.keysStatus();
+          const status = await stead.keys.status();
           if (!status.keys.every((k) => k.kekId === key.id)) {
             throw new SteadError("STEAD_BAD_OPTION", `the store ${stead.location} is encrypted already, with key ${status.keys[0]?.kekId ?? "?"}; nothing changed`, {
               fix: "see its keys with `stead keys status`; change its key with `stead keys rotate`",
@@ -53,7 +53,7 @@ export function registerKeys(program: Command): void {
         const store = storeOption(cmd);
         const stead = createStead({ ...(store === undefined ? {} : { store }), create: false, readonly: true });
         try {
-          const s = await stead.keysStatus();
+          const s = await stead.keys.status();
           if (o.json) return printJson(s);
           if (!s.encrypted) return print(`the store ${stead.location} is not encrypted (a new one is: stead keys init)`);
           print(`the store ${stead.location} is encrypted; new values are sealed by data key ${s.active ?? "-"}`);
@@ -77,7 +77,7 @@ export function registerKeys(program: Command): void {
           const { key, created } = keyToUse({ ...(o.keyFile === undefined ? {} : { keyFile: o.keyFile }), keyDir: defaultKeyDir(), fromEnv: false });
           let r: KeyRotation;
           try {
-            r = await stead.rotateKeys(key);
+            r = await stead.keys.rotate(key);
           } catch (e) {
             discardKey(created);
             throw e;

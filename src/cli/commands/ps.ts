@@ -103,9 +103,9 @@ export function registerPs(program: Command): void {
       act(async (o: PsOptions, cmd: Command) => {
         const { query, flags } = queryOf(o);
         await withStead(cmd, "read", async (stead) => {
-          const page = await stead.list(query);
+          const page = await stead.runs.list(query);
           // One bounded read for the page: no journal is read (a run's last step is one key lookup).
-          const activity = new Map((await stead.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
+          const activity = new Map((await stead.runs.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
           const rows = page.runs.map((run) => {
             const a = activity.get(run.id);
             return {

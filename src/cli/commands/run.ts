@@ -71,7 +71,7 @@ export function registerRun(program: Command): void {
         // start() checks the size again; checked here too so an input over the ceiling creates no store.
         encodePayload(input, `the input of ${definition.name}`, DEFAULT_PAYLOAD_LIMIT);
         return withStead(cmd, true, async (stead) => {
-          const { id, already } = await stead.start(definition, input, {
+          const { id, already } = await stead.runs.start(definition, input, {
             ...(o.id === undefined ? {} : { id: o.id }),
             ...(workspace ? { workspace } : {}),
             ...(o.idempotencyKey === undefined ? {} : { idempotencyKey: o.idempotencyKey }),
@@ -80,7 +80,7 @@ export function registerRun(program: Command): void {
           const started = already ? `run ${id} was already started with this key` : `run ${id} started (${definition.name})${workspace ? `, workspace ${workspace}` : ""}`;
           if (o.detach) {
             const store = storeOption(cmd);
-            print(`${started}, not executed here; it is ${already ? (await stead.get(id)).status : "pending"}`);
+            print(`${started}, not executed here; it is ${already ? (await stead.runs.get(id)).status : "pending"}`);
             print(`run it with: stead worker ${shellQuote(file)}${store === undefined ? "" : ` --store ${shellQuote(store)}`}`);
             return EXIT.ok;
           }
@@ -119,7 +119,7 @@ export function registerRun(program: Command): void {
         const onRetry = (e: SteadError, attempt: number, delayMs: number) =>
           writeErr(`stead: ${e.message}; trying again in ${formatDuration(delayMs)} (try ${attempt}${connectTimeoutMs === undefined ? "" : `, giving up after --connect-timeout ${formatDuration(connectTimeoutMs)}`})`);
         return withStead(cmd, true, async (stead) => {
-          if (schedule && (await stead.storeInfo()).dialect !== "sqlite") {
+          if (schedule && (await stead.admin.storeInfo()).dialect !== "sqlite") {
             throw new SteadError("STEAD_BAD_OPTION", `--backup-dir backs up SQLite stores; ${stead.location} is a Postgres database`, {
               fix: "drop --backup-dir and back the database up with its own tools (pg_dump, or base backups with WAL archiving)",
             });

@@ -30,7 +30,7 @@ export function registerSessions(program: Command): void {
           // Without --name, a file that exports several agents gives the one the last turn recorded.
           let name = o.name;
           if (file === undefined) {
-            const last = await stead.lastTurn(sessionId);
+            const last = await stead.sessions.lastTurn(sessionId);
             if (!last?.module) {
               throw new SteadError("STEAD_BAD_OPTION", last ? `session ${sessionId} did not record its agent's module` : `no session ${idExcerpt(sessionId)} yet, so Stead does not know its agent`, {
                 fix: `name the agent's file: stead send ${sessionId} "<text>" --agent ./agent.ts`,
@@ -61,7 +61,7 @@ export function registerSessions(program: Command): void {
       act(async (o: { limit: string; json?: boolean }, cmd: Command) => {
         const limit = parsePositiveInt(o.limit, "--limit");
         await withStead(cmd, "read", async (stead) => {
-          const list = await stead.sessions({ limit });
+          const list = await stead.sessions.list({ limit });
           if (o.json) return printJson(list);
           if (list.length === 0) return print("no sessions");
           print(
@@ -94,7 +94,7 @@ export function registerSessions(program: Command): void {
         // `sessions show x --json`: the parent `sessions` (which has a --json too) takes the flag first.
         const o = cmd.optsWithGlobals<{ json?: boolean }>();
         await withStead(cmd, false, async (stead) => {
-          const t = await stead.transcript(sessionId);
+          const t = await stead.sessions.transcript(sessionId);
           if (o.json) return printJson(t);
           for (const line of transcriptLines(sessionId, t.definition, t.turns, statusColour)) print(line);
         });

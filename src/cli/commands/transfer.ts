@@ -24,7 +24,7 @@ export function registerTransfer(program: Command): void {
     .action(
       act(async (_o: unknown, cmd: Command) => {
         await withStead(cmd, true, async (stead) => {
-          const info = await stead.storeInfo();
+          const info = await stead.admin.storeInfo();
           print(`store ${info.location} (${info.dialect}) is at schema version ${info.schemaVersion}`);
         });
       }),
@@ -39,7 +39,7 @@ export function registerTransfer(program: Command): void {
       act(async (o: { out?: string }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
           if (o.out === undefined || o.out === "-") {
-            const s = await stead.exportDump(process.stdout);
+            const s = await stead.admin.exportDump(process.stdout);
             // Standard output carries the dump: the summary goes to standard error.
             writeErr(`exported ${stead.location} (${s.source}, schema ${s.schema}): ${counts(s.tables)}`);
             return;
@@ -77,7 +77,7 @@ export function registerTransfer(program: Command): void {
         }
         try {
           await withStead(cmd, true, async (stead) => {
-            const r = await stead.importDump(dump, { withTokens: o.withTokens ?? false });
+            const r = await stead.admin.importDump(dump, { withTokens: o.withTokens ?? false });
             if (o.json) return printJson(r);
             // The header's source is the dump's text, whoever wrote it: shown, never sent to the terminal as control codes.
             print(`imported ${printable(dump.name)} (from ${printable(r.source)}, schema ${r.schema}) into ${printable(r.location)} (${r.dialect}):`);
@@ -136,7 +136,7 @@ async function exportToFile(stead: Stead, out: string): Promise<ExportSummary> {
     throw new SteadError("STEAD_BAD_PATH", `cannot write ${out} (${e instanceof Error ? e.message : String(e)})`, { fix: "choose a path in a directory you can write to" });
   }
   try {
-    const summary = await stead.exportDump(stream);
+    const summary = await stead.admin.exportDump(stream);
     await new Promise<void>((resolve, reject) => {
       stream.once("error", reject);
       stream.end(() => resolve());

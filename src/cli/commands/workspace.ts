@@ -72,7 +72,7 @@ export function registerWorkspace(program: Command): void {
     .action(
       act(async (runId: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const run = await stead.snapshots(runId);
+          const run = await stead.workspaces.snapshots(runId);
           const list = run.snapshots;
           if (o.json) return printJson(list);
           if (list.length === 0) {
@@ -116,7 +116,7 @@ export function registerWorkspace(program: Command): void {
         }
         const seq = o.seq === undefined ? undefined : parseInt(o.seq, "--seq", -1);
         await withStead(cmd, "read", async (stead) => {
-          const r = await stead.restore(runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}), ...(o.to !== undefined ? { to: o.to } : {}), ...(o.keepSpecialBits ? { keepSpecialBits: true } : {}) });
+          const r = await stead.workspaces.restore(runId, { ...(o.step !== undefined ? { step: o.step } : {}), ...(seq !== undefined ? { seq } : {}), ...(o.to !== undefined ? { to: o.to } : {}), ...(o.keepSpecialBits ? { keepSpecialBits: true } : {}) });
           const snapshot = r.snapshot;
           print(`restored run ${runId} ${snapshot.stepId ? `after step "${snapshot.stepId}"` : "as it started"} (seq ${snapshot.seq}, ${snapshot.source}) into ${r.target}: ${r.files} files`);
           const notes = noteLines([{ notes: snapshot.notes }]);
@@ -139,7 +139,7 @@ export function registerWorkspace(program: Command): void {
     .action(
       act(async (runId: string, stepA: string, stepB: string, o: { json?: boolean }, cmd: Command) => {
         await withStead(cmd, "read", async (stead) => {
-          const d = await stead.diff(runId, stepA, stepB);
+          const d = await stead.workspaces.diff(runId, stepA, stepB);
           if (o.json) return printJson(d);
           for (const p of d.added) print(`A ${p}`);
           for (const p of d.changed) print(`M ${p}`);
@@ -170,7 +170,7 @@ export function registerWorkspace(program: Command): void {
         const finishedBefore = o.finishedBefore === undefined ? undefined : retentionAge(o.finishedBefore, "--finished-before");
         await withStead(cmd, false, async (stead) => {
           if (finishedBefore !== undefined) {
-            const r = await stead.deleteFinishedRuns({ finishedBefore, keepSummary: o.keepSummary ?? false, graceMs, eraseWaitMs });
+            const r = await stead.runs.deleteFinished({ finishedBefore, keepSummary: o.keepSummary ?? false, graceMs, eraseWaitMs });
             eraseWarning(r.erase);
             if (o.json) return printJson(r);
             print(`${o.keepSummary ? "reduced to a summary" : "deleted"} ${r.runs} finished run(s) older than ${formatDuration(finishedBefore)}; freed ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)})`);
@@ -178,7 +178,7 @@ export function registerWorkspace(program: Command): void {
             printErase(r.erase);
             return;
           }
-          const r = await stead.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs, eraseWaitMs });
+          const r = await stead.admin.gc({ ...(keepSteps !== undefined ? { keepSteps } : {}), graceMs, eraseWaitMs });
           eraseWarning(r.erase);
           if (o.json) return printJson(r);
           print(`deleted ${r.snapshotsDeleted} snapshots and ${r.blobsDeleted} blobs (${formatBytes(r.bytesFreed)}); ${r.blobsReferenced} blobs still referenced`);

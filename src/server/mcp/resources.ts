@@ -40,7 +40,7 @@ export function registerRunResources(server: McpServer, stead: Stead, caller: Mc
     list: async () => {
       try {
         caller.authorize("runs.read");
-        const { runs } = await stead.list({ limit: LISTED_RUNS });
+        const { runs } = await stead.runs.list({ limit: LISTED_RUNS });
         return { resources: runs.map((r) => ({ uri: runUri(r.id), name: r.id, title: `${r.definition} ${r.id} (${r.status})`, description: `a run of ${r.definition}, ${r.status}`, mimeType: "application/json" })) };
       } catch (e) {
         throw mcpErrorOf(e, logError, "resources/list");

@@ -19,7 +19,7 @@ export const CONTROL = [
     params: runWait,
     body: decision,
     handle: ({ stead, params, body, actor, idempotencyKey }) =>
-      stead.approve(params.runId, params.wait, {
+      stead.runs.approve(params.runId, params.wait, {
         ...keyed(actor, idempotencyKey),
         ...(body.reason === undefined ? {} : { reason: body.reason }),
         ...(body.input === undefined ? {} : { input: body.input }),
@@ -35,7 +35,7 @@ export const CONTROL = [
     idempotent: true,
     params: runWait,
     body: denial,
-    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.deny(params.runId, params.wait, { ...keyed(actor, idempotencyKey), ...(body.reason === undefined ? {} : { reason: body.reason }) }),
+    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.runs.deny(params.runId, params.wait, { ...keyed(actor, idempotencyKey), ...(body.reason === undefined ? {} : { reason: body.reason }) }),
   }),
   route({
     method: "POST",
@@ -46,7 +46,7 @@ export const CONTROL = [
     idempotent: true,
     params: runWait,
     body: signalBody,
-    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.signal(params.runId, params.wait, body.payload ?? null, keyed(actor, idempotencyKey)),
+    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.runs.signal(params.runId, params.wait, body.payload ?? null, keyed(actor, idempotencyKey)),
   }),
   route({
     method: "POST",
@@ -58,7 +58,7 @@ export const CONTROL = [
     params: runId,
     body: releaseBody,
     handle: ({ stead, params, body, actor, idempotencyKey }) =>
-      stead.release(params.runId, body.hold, { ...keyed(actor, idempotencyKey), choice: body.choice, ...(body.result === undefined ? {} : { result: body.result }) }),
+      stead.runs.release(params.runId, body.hold, { ...keyed(actor, idempotencyKey), choice: body.choice, ...(body.result === undefined ? {} : { result: body.result }) }),
   }),
   route({
     method: "POST",
@@ -69,7 +69,7 @@ export const CONTROL = [
     idempotent: true,
     params: runId,
     body: noBody,
-    handle: ({ stead, params, actor, idempotencyKey }) => stead.pause(params.runId, keyed(actor, idempotencyKey)),
+    handle: ({ stead, params, actor, idempotencyKey }) => stead.runs.pause(params.runId, keyed(actor, idempotencyKey)),
   }),
   route({
     method: "POST",
@@ -80,7 +80,7 @@ export const CONTROL = [
     idempotent: true,
     params: runId,
     body: resumeBody,
-    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.resume(params.runId, { ...keyed(actor, idempotencyKey), ...(body.acceptChange === undefined ? {} : { acceptChange: body.acceptChange }) }),
+    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.runs.resume(params.runId, { ...keyed(actor, idempotencyKey), ...(body.acceptChange === undefined ? {} : { acceptChange: body.acceptChange }) }),
   }),
   route({
     method: "POST",
@@ -91,7 +91,7 @@ export const CONTROL = [
     idempotent: true,
     params: runId,
     body: noBody,
-    handle: ({ stead, params, actor, idempotencyKey }) => stead.retry(params.runId, keyed(actor, idempotencyKey)),
+    handle: ({ stead, params, actor, idempotencyKey }) => stead.runs.retry(params.runId, keyed(actor, idempotencyKey)),
   }),
   route({
     method: "POST",
@@ -102,7 +102,7 @@ export const CONTROL = [
     idempotent: true,
     params: runId,
     body: cancelBody,
-    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.cancel(params.runId, { ...keyed(actor, idempotencyKey), ...(body.reason === undefined ? {} : { reason: body.reason }) }),
+    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.runs.cancel(params.runId, { ...keyed(actor, idempotencyKey), ...(body.reason === undefined ? {} : { reason: body.reason }) }),
   }),
   route({
     method: "POST",
@@ -114,6 +114,6 @@ export const CONTROL = [
     params: runId,
     body: forkBody,
     handle: ({ stead, params, body, actor, idempotencyKey }) =>
-      stead.fork(params.runId, { ...keyed(actor, idempotencyKey), ...(body.at === undefined ? {} : { at: body.at }), ...(body.id === undefined ? {} : { id: body.id }) }),
+      stead.runs.fork(params.runId, { ...keyed(actor, idempotencyKey), ...(body.at === undefined ? {} : { at: body.at }), ...(body.id === undefined ? {} : { id: body.id }) }),
   }),
 ];

@@ -17,7 +17,7 @@ export const DEFINITIONS = [
     tag: "definitions",
     action: "definitions.read",
     query: definitionQuery,
-    handle: async ({ stead, query }) => ({ definitions: await stead.definitions(query.name === undefined ? {} : { name: query.name }) }),
+    handle: async ({ stead, query }) => ({ definitions: await stead.definitions.list(query.name === undefined ? {} : { name: query.name }) }),
   }),
   route({
     method: "GET",
@@ -26,7 +26,7 @@ export const DEFINITIONS = [
     tag: "definitions",
     action: "definitions.read",
     query: noQuery,
-    handle: async ({ stead }) => ({ workers: await stead.liveWorkers() }),
+    handle: async ({ stead }) => ({ workers: await stead.definitions.workers() }),
   }),
   route({
     method: "POST",

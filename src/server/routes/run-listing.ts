@@ -16,8 +16,8 @@ export const RUN_LISTING = [
     query: runListing,
     handle: async ({ stead, query }) => {
       try {
-        const page = await stead.list(query);
-        const activity = new Map((await stead.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
+        const page = await stead.runs.list(query);
+        const activity = new Map((await stead.runs.activity(page.runs.map((r) => r.id))).map((a) => [a.runId, a]));
         return {
           ...page,
           runs: page.runs.map((r) => {

@@ -12,8 +12,8 @@ export const RUN_READS = [
     params: runId,
     query: runDetail,
     handle: async ({ stead, params, query }) => {
-      const run = await stead.get(params.runId);
-      const [journal, waits, holds, why] = await Promise.all([stead.journal(run.id), stead.waits(run.id), stead.holds({ runId: run.id, open: false }), stead.why(run.id)]);
+      const run = await stead.runs.get(params.runId);
+      const [journal, waits, holds, why] = await Promise.all([stead.runs.journal(run.id), stead.runs.waits(run.id), stead.holds.list({ runId: run.id, open: false }), stead.runs.why(run.id)]);
       if (query.journal === "false") return { run, journalLength: journal.length, waits, holds, why };
       return { run, journal, waits, holds, why };
     },
@@ -26,7 +26,7 @@ export const RUN_READS = [
     action: "runs.read",
     params: runId,
     query: journalPage,
-    handle: ({ stead, params, query }) => stead.journalPage(params.runId, { ...(query.offset === undefined ? {} : { offset: query.offset }), ...(query.limit === undefined ? {} : { limit: query.limit }), ...(query.step === undefined ? {} : { step: query.step }) }),
+    handle: ({ stead, params, query }) => stead.runs.journalPage(params.runId, { ...(query.offset === undefined ? {} : { offset: query.offset }), ...(query.limit === undefined ? {} : { limit: query.limit }), ...(query.step === undefined ? {} : { step: query.step }) }),
   }),
   route({
     method: "GET",
@@ -35,7 +35,7 @@ export const RUN_READS = [
     tag: "runs",
     action: "runs.read",
     query: waitList,
-    handle: ({ stead, query }) => stead.openWaits({ ...(query.kind === undefined ? {} : { kind: query.kind }), ...(query.limit === undefined ? {} : { limit: query.limit }) }),
+    handle: ({ stead, query }) => stead.waits.list({ ...(query.kind === undefined ? {} : { kind: query.kind }), ...(query.limit === undefined ? {} : { limit: query.limit }) }),
   }),
   route({
     method: "GET",
@@ -43,7 +43,7 @@ export const RUN_READS = [
     summary: "Runs by status, open waits and holds by kind: grouped counts",
     tag: "runs",
     action: "runs.read",
-    handle: ({ stead }) => stead.tally(),
+    handle: ({ stead }) => stead.admin.tally(),
   }),
   route({
     method: "GET",
@@ -53,7 +53,7 @@ export const RUN_READS = [
     action: "events.read",
     params: runId,
     query: eventList,
-    handle: async ({ stead, params, query }) => ({ events: await stead.events({ runId: params.runId, afterSeq: query.after ?? 0, limit: query.limit ?? 500 }) }),
+    handle: async ({ stead, params, query }) => ({ events: await stead.runs.events({ runId: params.runId, afterSeq: query.after ?? 0, limit: query.limit ?? 500 }) }),
   }),
   route({
     method: "GET",
@@ -62,7 +62,7 @@ export const RUN_READS = [
     tag: "runs",
     action: "runs.read",
     query: holdList,
-    handle: async ({ stead, query }) => ({ holds: await stead.holds({ ...(query.runId ? { runId: query.runId } : {}), open: query.open !== "false" }) }),
+    handle: async ({ stead, query }) => ({ holds: await stead.holds.list({ ...(query.runId ? { runId: query.runId } : {}), open: query.open !== "false" }) }),
   }),
   route({
     method: "GET",
@@ -70,6 +70,6 @@ export const RUN_READS = [
     summary: "Sessions, most recently active first",
     tag: "sessions",
     action: "sessions.read",
-    handle: async ({ stead }) => ({ sessions: await stead.sessions() }),
+    handle: async ({ stead }) => ({ sessions: await stead.sessions.list() }),
   }),
 ];

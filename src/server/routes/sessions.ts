@@ -18,7 +18,7 @@ export const SESSIONS = [
     tag: "sessions",
     action: "sessions.read",
     params: sessionId,
-    handle: ({ stead, params }) => stead.sessionWithTurns(params.sessionId),
+    handle: ({ stead, params }) => stead.sessions.get(params.sessionId),
   }),
   route({
     method: "GET",
@@ -27,7 +27,7 @@ export const SESSIONS = [
     tag: "sessions",
     action: "sessions.read",
     params: sessionId,
-    handle: ({ stead, params }) => stead.transcript(params.sessionId),
+    handle: ({ stead, params }) => stead.sessions.transcript(params.sessionId),
   }),
   route({
     method: "POST",
@@ -38,6 +38,6 @@ export const SESSIONS = [
     idempotent: true,
     params: sessionId,
     body: message,
-    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.sendToSession(params.sessionId, body.text, { by: actor, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }),
+    handle: ({ stead, params, body, actor, idempotencyKey }) => stead.sessions.send(params.sessionId, body.text, { by: actor, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) }),
   }),
 ];

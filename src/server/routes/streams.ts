@@ -28,7 +28,7 @@ const sessionId = z.object({ sessionId: z.string().min(1).max(200) }).strict();
 const runSource = (id: string): StreamSource => ({ runIds: () => Promise.resolve([id]), run: id });
 const everyRun: StreamSource = { runIds: () => Promise.resolve(null), start: "now" };
 /** A session's stream: every turn's events, its turns read from the store (and each new one learnt from its run.created). */
-export const sessionSource = (stead: Stead, id: string): StreamSource => ({ runIds: () => stead.sessionRunIds(id), session: id });
+export const sessionSource = (stead: Stead, id: string): StreamSource => ({ runIds: () => stead.sessions.runIds(id), session: id });
 
 export const STREAMS = [
   route({
@@ -40,7 +40,7 @@ export const STREAMS = [
     kind: "stream",
     params: runId,
     query: streamQuery,
-    handle: async ({ stead, params }) => runSource((await stead.get(params.runId)).id),
+    handle: async ({ stead, params }) => runSource((await stead.runs.get(params.runId)).id),
   }),
   route({
     method: "GET",
@@ -52,7 +52,7 @@ export const STREAMS = [
     params: sessionId,
     query: streamQuery,
     handle: async ({ stead, params }) => {
-      if ((await stead.sessionRunIds(params.sessionId)).length === 0) {
+      if ((await stead.sessions.runIds(params.sessionId)).length === 0) {
         throw new SteadError("STEAD_SESSION_NOT_FOUND", `no session ${JSON.stringify(params.sessionId.slice(0, 100))}`, { fix: "list sessions with GET /api/v1/sessions" });
       }
       return sessionSource(stead, params.sessionId);
@@ -75,6 +75,6 @@ export const STREAMS = [
     tag: "streams",
     action: "events.read",
     // An empty read (no run's events) returns the position past every event committed so far.
-    handle: async ({ stead }) => ({ position: (await stead.eventsAfter(null, { runIds: [], limit: 1 })).position }),
+    handle: async ({ stead }) => ({ position: (await stead.runs.eventsAfter(null, { runIds: [], limit: 1 })).position }),
   }),
 ];

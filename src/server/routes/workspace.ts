@@ -23,7 +23,7 @@ export const WORKSPACE = [
     tag: "workspace",
     action: "workspace.read",
     params: runId,
-    handle: ({ stead, params }) => stead.snapshots(params.runId),
+    handle: ({ stead, params }) => stead.workspaces.snapshots(params.runId),
   }),
   route({
     method: "GET",
@@ -32,7 +32,7 @@ export const WORKSPACE = [
     tag: "workspace",
     action: "workspace.read",
     params: runStep,
-    handle: ({ stead, params }) => stead.snapshotFiles(params.runId, { step: params.step, content: false }),
+    handle: ({ stead, params }) => stead.workspaces.files(params.runId, { step: params.step, content: false }),
   }),
   route({
     method: "GET",
@@ -44,7 +44,7 @@ export const WORKSPACE = [
     query: fileQuery,
     produces: "application/octet-stream",
     handle: async ({ stead, params, query }) => {
-      const f = await stead.snapshotFile(params.runId, query.path, { step: params.step });
+      const f = await stead.workspaces.file(params.runId, query.path, { step: params.step });
       return fileResponse(f.file.path, f.content);
     },
   }),
@@ -56,7 +56,7 @@ export const WORKSPACE = [
     action: "workspace.read",
     params: runId,
     query: diffQuery,
-    handle: ({ stead, params, query }) => stead.diff(params.runId, query.from, query.to),
+    handle: ({ stead, params, query }) => stead.workspaces.diff(params.runId, query.from, query.to),
   }),
   route({
     method: "GET",
@@ -67,7 +67,7 @@ export const WORKSPACE = [
     params: runStep,
     produces: "application/gzip",
     handle: async ({ stead, params, logError }) => {
-      const snapshot = await stead.snapshotEntries(params.runId, { step: params.step });
+      const snapshot = await stead.workspaces.entries(params.runId, { step: params.step });
       const body = tarballStream(snapshot, snapshot.snapshot.createdAt, (e) => logError(`tarball of run ${params.runId} at ${params.step} cut short: ${e instanceof Error ? e.message : "a non-error was thrown"}`));
       return tarballResponse(`${params.runId}-${params.step}.tar.gz`, body);
     },

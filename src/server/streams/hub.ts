@@ -98,10 +98,10 @@ export class StreamHub {
     const fromNow = after === null && source.start === "now";
     const position = after === FROM_FIRST ? null : after;
     // The run's status before its events: its final event commits with it, so a read after this one sees that event.
-    const ended = source.run === undefined ? null : await this.stead.get(source.run).then((r) => (isFinalStatus(r.status) ? r.status : null));
+    const ended = source.run === undefined ? null : await this.stead.runs.get(source.run).then((r) => (isFinalStatus(r.status) ? r.status : null));
     // An empty read: checks the position, and says where the store's stream is now.
-    const now = await this.stead.eventsAfter(position, { runIds: [], limit: 1 });
-    if (ended !== null && position !== null && source.run !== undefined && (await this.stead.eventsAfter(position, { runIds: [source.run], limit: 1 })).events.length === 0) return null;
+    const now = await this.stead.runs.eventsAfter(position, { runIds: [], limit: 1 });
+    if (ended !== null && position !== null && source.run !== undefined && (await this.stead.runs.eventsAfter(position, { runIds: [source.run], limit: 1 })).events.length === 0) return null;
     // Its runs, read after `position` was given: a stream resuming from a position the shared reader passed joins it with no read of its own.
     const runs = await source.runIds();
     const sub = new Subscriber(this.stead, source, position, { ...this.subscriberOptions, onEnd: (s) => this.subs.delete(s), join: (s) => this.join(s) }, runs);
@@ -166,7 +166,7 @@ export class StreamHub {
       try {
         for (;;) {
           const from = this.position;
-          const read = await this.stead.eventsAfter(from, { limit: this.subscriberOptions.pageLimit });
+          const read = await this.stead.runs.eventsAfter(from, { limit: this.subscriberOptions.pageLimit });
           const page = await sharedPage(this.stead, from, read);
           // One turn: the position moves, the page is recorded, and the live subscribers are listed.
           this.position = page.to;

@@ -10,7 +10,7 @@ import type { Stead } from "../../stead/stead.js";
 
 export async function withModelText(stead: Stead, e: EventView): Promise<EventView> {
   if (e.type !== "model.text" || typeof e.data.text === "string") return e;
-  const step = (await stead.journal(e.runId)).find((s) => s.id === e.data.step);
+  const step = (await stead.runs.journal(e.runId)).find((s) => s.id === e.data.step);
   const text = modelStepText(step?.output);
   return text === undefined ? e : { ...e, data: { ...e.data, text } };
 }

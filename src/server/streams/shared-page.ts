@@ -66,7 +66,7 @@ async function sessionOf(stead: Stead, e: EventView): Promise<string | null | un
   if (named === undefined) return null;
   if (typeof named === "string" && isValidRunId(named)) return named;
   try {
-    return (await stead.get(e.runId)).sessionId;
+    return (await stead.runs.get(e.runId)).sessionId;
   } catch {
     return undefined;
   }

@@ -312,7 +312,7 @@ export class Subscriber {
       // Where the hub's reader has been since: it takes the stream into the live feed, no read needed.
       if (!this.mustRead && this.mayJoin && this.options.join(this)) return;
       const ids = await this.source.runIds();
-      const page = await this.stead.eventsAfter(this.position, ids === null ? { limit } : { runIds: ids, limit });
+      const page = await this.stead.runs.eventsAfter(this.position, ids === null ? { limit } : { runIds: ids, limit });
       if (ids !== null && this.source.session !== undefined) {
         // A run that joined as the page was read may have events in its snapshot that the filter
         // left out: the page is read again with it, from the same position. After this, every

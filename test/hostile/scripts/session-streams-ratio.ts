@@ -55,8 +55,8 @@ async function measure(): Promise<void> {
   const w = stead.worker({ definitions: [talk, gated], pollMs: 20, graceMs: 200 });
   w.start();
   const { runId } = await stead.session(talk, "chat-1").send({ text: "hello" });
-  await stead.waitFor(runId);
-  await stead.start(gated, {}, { id: "watched" });
+  await stead.runs.waitFor(runId);
+  await stead.runs.start(gated, {}, { id: "watched" });
   await w.stop({ graceMs: 200 });
   const token = (await stead.tokens.create({ name: "load", role: "admin" })).token;
   await stead.close();

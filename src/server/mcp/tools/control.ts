@@ -47,7 +47,7 @@ export const CONTROL_TOOLS = [
       .strict(),
     output: decisionResult,
     annotations: control(true, true),
-    handle: ({ stead, args, by }) => stead.approve(args.runId, args.wait, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason, input: args.input, scope: args.scope }) }),
+    handle: ({ stead, args, by }) => stead.runs.approve(args.runId, args.wait, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason, input: args.input, scope: args.scope }) }),
   }),
   tool({
     name: "deny",
@@ -57,7 +57,7 @@ export const CONTROL_TOOLS = [
     input: z.object({ ...waitArgs, reason: denial.shape.reason.describe("why (recorded, and told to the model for a tool call)") }).strict(),
     output: decisionResult,
     annotations: control(false, true),
-    handle: ({ stead, args, by }) => stead.deny(args.runId, args.wait, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason }) }),
+    handle: ({ stead, args, by }) => stead.runs.deny(args.runId, args.wait, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason }) }),
   }),
   tool({
     name: "signal",
@@ -67,7 +67,7 @@ export const CONTROL_TOOLS = [
     input: z.object({ ...waitArgs, payload: signalBody.shape.payload.describe("any JSON value the run receives") }).strict(),
     output: signalResult,
     annotations: control(true, true),
-    handle: ({ stead, args, by }) => stead.signal(args.runId, args.wait, args.payload ?? null, keyed(by, args.idempotencyKey)),
+    handle: ({ stead, args, by }) => stead.runs.signal(args.runId, args.wait, args.payload ?? null, keyed(by, args.idempotencyKey)),
   }),
   tool({
     name: "release",
@@ -85,7 +85,7 @@ export const CONTROL_TOOLS = [
       .strict(),
     output: releaseResult,
     annotations: control(true, true),
-    handle: ({ stead, args, by }) => stead.release(args.runId, args.hold, { ...keyed(by, args.idempotencyKey), choice: args.choice, ...given({ result: args.result }) }),
+    handle: ({ stead, args, by }) => stead.runs.release(args.runId, args.hold, { ...keyed(by, args.idempotencyKey), choice: args.choice, ...given({ result: args.result }) }),
   }),
   tool({
     name: "pause",
@@ -95,7 +95,7 @@ export const CONTROL_TOOLS = [
     input: z.object(runArgs).strict(),
     output: pauseResult,
     annotations: control(false, true),
-    handle: ({ stead, args, by }) => stead.pause(args.runId, keyed(by, args.idempotencyKey)),
+    handle: ({ stead, args, by }) => stead.runs.pause(args.runId, keyed(by, args.idempotencyKey)),
   }),
   tool({
     name: "resume",
@@ -105,7 +105,7 @@ export const CONTROL_TOOLS = [
     input: z.object({ ...runArgs, acceptChange: resumeBody.shape.acceptChange.describe("run on under a changed definition") }).strict(),
     output: resumeResult,
     annotations: control(true, false),
-    handle: ({ stead, args, by }) => stead.resume(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ acceptChange: args.acceptChange }) }),
+    handle: ({ stead, args, by }) => stead.runs.resume(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ acceptChange: args.acceptChange }) }),
   }),
   tool({
     name: "cancel",
@@ -115,7 +115,7 @@ export const CONTROL_TOOLS = [
     input: z.object({ ...runArgs, reason: cancelBody.shape.reason.describe("why (recorded)") }).strict(),
     output: cancelResult,
     annotations: control(true, true),
-    handle: ({ stead, args, by }) => stead.cancel(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason }) }),
+    handle: ({ stead, args, by }) => stead.runs.cancel(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ reason: args.reason }) }),
   }),
   tool({
     name: "retry",
@@ -125,7 +125,7 @@ export const CONTROL_TOOLS = [
     input: z.object(runArgs).strict(),
     output: retryResult,
     annotations: control(true, false),
-    handle: ({ stead, args, by }) => stead.retry(args.runId, keyed(by, args.idempotencyKey)),
+    handle: ({ stead, args, by }) => stead.runs.retry(args.runId, keyed(by, args.idempotencyKey)),
   }),
   tool({
     name: "fork",
@@ -135,6 +135,6 @@ export const CONTROL_TOOLS = [
     input: z.object({ ...runArgs, at: forkBody.shape.at.describe("reuse the journal up to and including this step"), id: forkBody.shape.id.describe("the new run's id (default: a fresh one)") }).strict(),
     output: forkResult,
     annotations: control(false, false),
-    handle: ({ stead, args, by }) => stead.fork(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ at: args.at, id: args.id }) }),
+    handle: ({ stead, args, by }) => stead.runs.fork(args.runId, { ...keyed(by, args.idempotencyKey), ...given({ at: args.at, id: args.id }) }),
   }),
 ];

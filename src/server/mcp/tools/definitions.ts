@@ -36,7 +36,7 @@ export const DEFINITION_TOOLS = [
     input: z.object({ name: z.string().min(1).max(128).optional().describe("only the definition of this name") }).strict(),
     output: z.looseObject({ definitions: z.array(definitionView) }),
     annotations: READ_ONLY,
-    handle: async ({ stead, args }) => ({ definitions: await stead.definitions(args.name === undefined ? {} : { name: args.name }) }),
+    handle: async ({ stead, args }) => ({ definitions: await stead.definitions.list(args.name === undefined ? {} : { name: args.name }) }),
   }),
   tool({
     name: "start",

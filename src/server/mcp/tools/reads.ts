@@ -17,8 +17,8 @@ const listingText = z.string().min(1).max(200);
 
 /** A run in full: what `get_run` and the `stead://runs/{runId}` resource return. */
 export async function runInFullOf(stead: Stead, id: string) {
-  const run = await stead.get(id);
-  const [journal, waits, holds, why] = await Promise.all([stead.journal(run.id), stead.waits(run.id), stead.holds({ runId: run.id, open: false }), stead.why(run.id)]);
+  const run = await stead.runs.get(id);
+  const [journal, waits, holds, why] = await Promise.all([stead.runs.journal(run.id), stead.runs.waits(run.id), stead.holds.list({ runId: run.id, open: false }), stead.runs.why(run.id)]);
   return { run, journal, waits, holds, why: explanationForMcp(why) };
 }
 
@@ -54,8 +54,8 @@ export const READ_TOOLS = [
     annotations: READ_ONLY,
     handle: async ({ stead, args }) => {
       const { sort, order, limit, cursor, ...filter } = args;
-      const page = await stead.list({ ...filter, ...(sort ? { sort } : {}), ...(order ? { order } : {}), ...(cursor ? { cursor } : {}), limit: limit ?? 50 });
-      return { ...page, total: await stead.count(filter) };
+      const page = await stead.runs.list({ ...filter, ...(sort ? { sort } : {}), ...(order ? { order } : {}), ...(cursor ? { cursor } : {}), limit: limit ?? 50 });
+      return { ...page, total: await stead.runs.count(filter) };
     },
   }),
   tool({
@@ -76,7 +76,7 @@ export const READ_TOOLS = [
     input: z.object({ runId: runArg }).strict(),
     output: explanation,
     annotations: READ_ONLY,
-    handle: async ({ stead, args }) => explanationForMcp(await stead.why(args.runId)),
+    handle: async ({ stead, args }) => explanationForMcp(await stead.runs.why(args.runId)),
   }),
   tool({
     name: "run_events",
@@ -94,7 +94,7 @@ export const READ_TOOLS = [
     annotations: READ_ONLY,
     handle: async ({ stead, args }) => {
       const after = args.after ?? 0;
-      const events = await stead.events({ runId: args.runId, afterSeq: after, limit: args.limit ?? 500 });
+      const events = await stead.runs.events({ runId: args.runId, afterSeq: after, limit: args.limit ?? 500 });
       return { events, last: events.at(-1)?.seq ?? after };
     },
   }),
@@ -106,7 +106,7 @@ export const READ_TOOLS = [
     input: z.object({ runId: runArg.optional(), open: z.boolean().optional().describe("false: released holds too (default true)") }).strict(),
     output: z.looseObject({ holds: z.array(holdView) }),
     annotations: READ_ONLY,
-    handle: async ({ stead, args }) => ({ holds: await stead.holds({ ...(args.runId ? { runId: args.runId } : {}), open: args.open !== false }) }),
+    handle: async ({ stead, args }) => ({ holds: await stead.holds.list({ ...(args.runId ? { runId: args.runId } : {}), open: args.open !== false }) }),
   }),
   tool({
     name: "list_sessions",
@@ -116,7 +116,7 @@ export const READ_TOOLS = [
     input: z.object({ limit: count(1000).optional().describe("at most this many sessions") }).strict(),
     output: z.looseObject({ sessions: z.array(sessionView) }),
     annotations: READ_ONLY,
-    handle: async ({ stead, args }) => ({ sessions: await stead.sessions(args.limit === undefined ? {} : { limit: args.limit }) }),
+    handle: async ({ stead, args }) => ({ sessions: await stead.sessions.list(args.limit === undefined ? {} : { limit: args.limit }) }),
   }),
   tool({
     name: "session_transcript",
@@ -126,6 +126,6 @@ export const READ_TOOLS = [
     input: z.object({ session: z.string().min(1).max(200).describe("the session's id") }).strict(),
     output: z.looseObject({ session: z.string(), definition: z.string(), turns: z.array(turnTranscript) }),
     annotations: READ_ONLY,
-    handle: ({ stead, args }) => stead.transcript(args.session),
+    handle: ({ stead, args }) => stead.sessions.transcript(args.session),
   }),
 ];

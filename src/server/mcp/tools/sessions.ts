@@ -23,6 +23,6 @@ export const SESSION_TOOLS = [
       .strict(),
     output: sendResult,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handle: ({ stead, args, by }) => stead.sendToSession(args.session, args.text, { by, ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }) }),
+    handle: ({ stead, args, by }) => stead.sessions.send(args.session, args.text, { by, ...(args.idempotencyKey === undefined ? {} : { idempotencyKey: args.idempotencyKey }) }),
   }),
 ];

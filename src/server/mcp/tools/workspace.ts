@@ -54,12 +54,12 @@ function restoreTool(transport: McpTransportKind): Tool {
       // Writing files is no read: `stead mcp --read-only` (a viewer) refuses `to`.
       if (to !== undefined) authorize("workspace.restore");
       const read = { ...choice, ...(args.paths ? { paths: args.paths } : {}), ...(args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}) };
-      if (to === undefined) return { ...(await stead.snapshotFiles(args.runId, { ...read, ...(args.content !== undefined ? { content: args.content } : {}) })), target: null };
+      if (to === undefined) return { ...(await stead.workspaces.files(args.runId, { ...read, ...(args.content !== undefined ? { content: args.content } : {}) })), target: null };
       if (args.paths !== undefined || args.content !== undefined || args.maxBytes !== undefined) {
         throw new SteadError("STEAD_BAD_OPTION", "`to` writes the whole snapshot: paths, content and maxBytes only shape a returned one", { fix: "pass `to` alone, or leave it out to get the files back", field: "to" });
       }
-      const r = await stead.restore(args.runId, { ...choice, to });
-      const listed = await stead.snapshotFiles(args.runId, { seq: r.snapshot.seq, content: false });
+      const r = await stead.workspaces.restore(args.runId, { ...choice, to });
+      const listed = await stead.workspaces.files(args.runId, { seq: r.snapshot.seq, content: false });
       return { ...listed, snapshot: r.snapshot, target: r.target };
     },
   });
@@ -74,7 +74,7 @@ export const workspaceTools = (transport: McpTransportKind): Tool[] => [
     input: z.object({ runId: runArg }).strict(),
     output: z.looseObject({ runId: z.string(), workspace: z.string().nullable(), snapshots: z.array(snapshotView) }),
     annotations: READ_ONLY,
-    handle: ({ stead, args }) => stead.snapshots(args.runId),
+    handle: ({ stead, args }) => stead.workspaces.snapshots(args.runId),
   }),
   tool({
     name: "diff_snapshots",
@@ -84,7 +84,7 @@ export const workspaceTools = (transport: McpTransportKind): Tool[] => [
     input: z.object({ runId: runArg, from: stepArg.describe("the earlier step (start: as the run found it)"), to: stepArg.describe("the later step") }).strict(),
     output: z.looseObject({ added: z.array(z.string()), changed: z.array(z.string()), removed: z.array(z.string()) }),
     annotations: READ_ONLY,
-    handle: ({ stead, args }) => stead.diff(args.runId, args.from, args.to),
+    handle: ({ stead, args }) => stead.workspaces.diff(args.runId, args.from, args.to),
   }),
   restoreTool(transport),
 ];
