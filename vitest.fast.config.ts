@@ -36,6 +36,7 @@ export default defineConfig({
       "test/thrown-values.test.ts",
       "test/payload-depth.test.ts",
       "test/architecture.test.ts",
+      "test/api-types.test.ts",
     ],
     exclude: [
       // Child processes (crash tests, the CLI, a server in its own process) or the built package.
