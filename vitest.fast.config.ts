@@ -37,6 +37,7 @@ export default defineConfig({
       "test/payload-depth.test.ts",
       "test/architecture.test.ts",
       "test/docs.reference.test.ts",
+      "test/api-types.test.ts",
     ],
     exclude: [
       // Child processes (crash tests, the CLI, a server in its own process) or the built package.

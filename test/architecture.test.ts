@@ -10,7 +10,7 @@ import { cycles, importGraph, type ImportEdge } from "./helpers/import-graph.js"
 import { storeReaches } from "./helpers/store-reach.js";
 import { ROOT } from "./cli-helpers.js";
 
-type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "root" | "cli" | "server" | "entry" | "client";
+type Layer = "wire" | "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | "root" | "cli" | "server" | "entry" | "client";
 
 /**
  * What each layer may import besides itself, with no exception: data flows cli/server → root →
@@ -18,22 +18,27 @@ type Layer = "shared" | "store" | "workspace" | "engine" | "agent" | "worker" | 
  * sits above the server only to start it (`stead serve`, `stead mcp`).
  */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
-  shared: [],
-  store: ["shared"],
-  workspace: ["store", "shared"],
-  engine: ["workspace", "store", "shared"],
-  agent: ["engine", "workspace", "store", "shared"],
-  worker: ["engine", "workspace", "store", "shared"],
+  /** The HTTP API's shapes (src/client/api-types.ts): types only, importing nothing; every layer may import it. */
+  wire: [],
+  shared: ["wire"],
+  store: ["shared", "wire"],
+  workspace: ["store", "shared", "wire"],
+  engine: ["workspace", "store", "shared", "wire"],
+  agent: ["engine", "workspace", "store", "shared", "wire"],
+  worker: ["engine", "workspace", "store", "shared", "wire"],
   /** The composition root (src/stead/): the `Stead` facade, joining the engine, the agent layer's rules and workers. */
-  root: ["agent", "worker", "engine", "workspace", "store", "shared"],
+  root: ["agent", "worker", "engine", "workspace", "store", "shared", "wire"],
   /** The HTTP API and the MCP server: a skin over the control API, as the CLI is. */
-  server: ["root", "agent", "worker", "engine", "workspace", "store", "shared"],
+  server: ["root", "agent", "worker", "engine", "workspace", "store", "shared", "wire"],
   /** The CLI, which also starts the server (`stead serve`). */
-  cli: ["server", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
-  entry: ["cli", "server", "root", "agent", "worker", "engine", "workspace", "store", "shared"],
-  /** The typed HTTP client (`stead/client`): nothing of Stead, not even errors.ts, so it loads no native module and runs wherever fetch does. */
-  client: [],
+  cli: ["server", "root", "agent", "worker", "engine", "workspace", "store", "shared", "wire"],
+  entry: ["cli", "server", "root", "agent", "worker", "engine", "workspace", "store", "shared", "wire"],
+  /** The typed HTTP client (`stead/client`): nothing of Stead but the API's shapes, not even errors.ts, so it loads no native module and runs wherever fetch does. */
+  client: ["wire"],
 };
+
+/** The one file of the `wire` layer: it sits in src/client/ because `@stead/client` is published with it. */
+const WIRE_FILE = "client/api-types.ts";
 
 /** src/errors.ts and src/thrown.ts are below everything; the package entries (stead, stead/conformance) above everything. */
 const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "shared", "index.ts": "entry", "index.mts": "entry", "conformance.ts": "entry", "conformance.mts": "entry", "client.mts": "client" };
@@ -42,11 +47,12 @@ const TOP_FILES: Record<string, Layer> = { "errors.ts": "shared", "thrown.ts": "
 const FOLDERS: Record<string, Layer> = { stead: "root", redaction: "shared" };
 
 function layerOf(file: string): Layer | undefined {
+  if (file === WIRE_FILE) return "wire";
   const [first, ...rest] = file.split("/");
   if (first === undefined) return undefined;
   if (rest.length === 0) return TOP_FILES[first];
   if (first in FOLDERS) return FOLDERS[first];
-  return first in MAY_IMPORT && first !== "shared" && first !== "entry" && first !== "root" ? (first as Layer) : undefined;
+  return first in MAY_IMPORT && first !== "shared" && first !== "entry" && first !== "root" && first !== "wire" ? (first as Layer) : undefined;
 }
 
 /**
@@ -81,6 +87,15 @@ describe("architecture", () => {
     const outside = c.edges.filter((e) => e.to.startsWith(".."));
     expect(outside.length).toBeGreaterThan(0);
     expect(outside.filter((e) => !e.to.startsWith("../../src/client/")).map(edgeText)).toEqual([]);
+  });
+
+  it("the wire layer (src/client/api-types.ts) imports nothing and declares types only: importing it loads no code", () => {
+    expect(graph.edges.filter((e) => e.from === WIRE_FILE).map(edgeText)).toEqual([]);
+    const text = readFileSync(join(ROOT, "src", WIRE_FILE), "utf8");
+    const declarations = [...text.matchAll(/^export (\w+)/gm)].map((m) => m[1]);
+    expect(declarations.length).toBeGreaterThan(20);
+    expect(declarations.filter((d) => d !== "type" && d !== "interface")).toEqual([]);
+    expect(text).not.toMatch(/^(?:import|const|let|var|function|class|enum)\b/m);
   });
 
   it("every file under src/ belongs to a layer (a new folder is added to MAY_IMPORT first)", () => {

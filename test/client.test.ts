@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createClient, SteadClientError, type RunFilter, type StreamedEvent } from "../src/client/index.js";
+import { createClient, SteadClientError, type DefinitionView, type RunFilter, type StreamedEvent } from "../src/client/index.js";
 import type { runListing } from "../src/server/listing-query.js";
 import { agent, lastUserText, scriptedModel, workflow } from "../src/index.js";
 import { tokensOf } from "../src/server/auth.js";
@@ -131,7 +131,7 @@ describe("stead/client", () => {
     worker.start();
     cleanups.push(() => worker.stop());
     const client = createClient({ url: server.url, token: operator });
-    let listed: Record<string, unknown>[] = [];
+    let listed: DefinitionView[] = [];
     for (let i = 0; i < 200 && !listed.some((d) => d.name === "client-fixer"); i++) {
       listed = (await client.definitions.list()).definitions;
       if (!listed.some((d) => d.name === "client-fixer")) await new Promise((r) => setTimeout(r, 50));

@@ -4,14 +4,10 @@
  */
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
+import type { Me } from "../../src/client/index.js";
 
-export interface Me {
-  /** The token's name; null for an anonymous loopback reader. */
-  name: string | null;
-  role: string | null;
-  /** The actions the caller's role permits (`waits.approve`, `holds.release`, …). */
-  actions: string[];
-}
+/** Who is signed in (`GET /auth/me`): the token's name and role, null for an anonymous loopback reader, and the actions its role permits. */
+export type { Me };
 
 export const MeContext = createContext<Me>({ name: null, role: null, actions: [] });
 

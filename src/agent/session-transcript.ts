@@ -3,14 +3,10 @@ import { idExcerpt } from "../engine/ids.js";
 import { sessionTurns } from "../store/run-sets.js";
 import { SteadError } from "../errors.js";
 import type { Store } from "../store/types.js";
-import { sessionTranscript, type TurnTranscript } from "./transcript.js";
+import { sessionTranscript } from "./transcript.js";
+import type { SessionTranscript } from "../client/api-types.js";
 
-export interface SessionTranscript {
-  session: string;
-  /** The definition of its latest turn. */
-  definition: string;
-  turns: TurnTranscript[];
-}
+export type { SessionTranscript } from "../client/api-types.js";
 
 export async function readSessionTranscript(store: Pick<Store, "listRuns" | "journal">, sessionId: string): Promise<SessionTranscript> {
   const runs = await sessionTurns(store, sessionId);

@@ -8,77 +8,14 @@
  */
 import { OUTCOME_UNKNOWN } from "../engine/holds.js";
 import { decodeError, decodePayload } from "../engine/payload.js";
-import { turnOutcome, type TurnOutcome } from "../engine/sessions.js";
-import { TERMINAL_STATUSES, type RunRow, type RunStatus, type StepRow } from "../store/types.js";
+import { turnOutcome } from "../engine/sessions.js";
+import { TERMINAL_STATUSES, type RunRow, type StepRow } from "../store/types.js";
 import type { ToolDecision } from "./approvals.js";
 import { INTERRUPTED_RESULT, parseOr, responseText, toolCalls, type ModelStepOutput } from "./messages.js";
 import { asToolError, callKey, type ToolState } from "./tool-call.js";
+import type { ApprovalView, ToolCallEntry, TranscriptEntry, TurnTranscript } from "../client/api-types.js";
 
-/**
- * - result / error: the tool's value, or the error the model was told.
- * - denied: a person denied the call; the model was told who and why.
- * - interrupted: "interrupted: outcome unknown" (a skipped ambiguous call, or a turn that ended
- *   before the call had a result: what later turns' model sees).
- * - running: its step is under way; outcome-unknown: its effect was dispatched and the process
- *   was lost (the run is held or about to be resumed); retry: a person chose to run it again.
- * - waiting-approval: parked until a person decides.
- * - failed: the tool's error ended the turn.
- * - answered-without-running: no step was run (an unknown tool, or arguments that are not valid
- *   JSON or fail the schema): the loop answered the model with an error it did not journal.
- * - not-run: not reached yet.
- */
-export type ToolCallStatus =
-  | "result"
-  | "error"
-  | "denied"
-  | "interrupted"
-  | "running"
-  | "outcome-unknown"
-  | "retry"
-  | "waiting-approval"
-  | "failed"
-  | "answered-without-running"
-  | "not-run";
-
-export type ApprovalView =
-  | { step: string; status: "waiting" }
-  | { step: string; status: "approved" | "denied"; by: string | null; reason: string | null; scope: "once" | "run"; editedArgs?: unknown };
-
-export interface ToolCallEntry {
-  type: "tool-call";
-  toolCallId: string;
-  tool: string;
-  /** The arguments the model sent: parsed JSON, or the text itself when it is not JSON. */
-  args: unknown;
-  /** The call's journal step (`tool:<key>`), whether or not it was written. */
-  step: string;
-  approval: ApprovalView | null;
-  status: ToolCallStatus;
-  /** The tool's value (status "result"). */
-  result?: unknown;
-  /** What the model was told, or the error that ended the turn. */
-  message?: string;
-}
-
-export type TranscriptEntry =
-  | { type: "user"; text: string }
-  | { type: "model"; step: string; model: string; text: string; reasoning: string; finishReason: string; usage: { inputTokens: number; outputTokens: number } }
-  /** A model call without a response: under way, cut off (it is made again), to be retried, or failed (it ended the turn). */
-  | { type: "model-call"; step: string; status: "in-flight" | "cut-off" | "retry" | "failed"; attempt: number; message?: string }
-  | { type: "quota"; step: string; model: string; resetAt: number; message: string; parked: boolean }
-  | ToolCallEntry;
-
-export interface TurnTranscript {
-  turn: number;
-  runId: string;
-  status: RunStatus;
-  /** How the turn ended; null while it has not. */
-  outcome: TurnOutcome | null;
-  /** Not started, behind an earlier turn that has not ended. */
-  queued: boolean;
-  error: { code: string | null; message: string } | null;
-  entries: TranscriptEntry[];
-}
+export type { ApprovalView, ToolCallEntry, ToolCallStatus, TranscriptEntry, TurnTranscript } from "../client/api-types.js";
 
 /** The turns of one session (in turn order) with their journals. */
 export function sessionTranscript(turns: readonly { run: RunRow; journal: readonly StepRow[] }[]): TurnTranscript[] {

@@ -8,7 +8,8 @@
  */
 import { refusal, SteadClientError } from "./errors.js";
 import { streamEvents, type StreamOptions } from "./events.js";
-import type { Event, Hold, JournalPage, Me, OpenWaits, Replayed, Run, RunDetail, RunDetailWithoutJournal, RunFilter, RunList, RunStatus, Session, StreamedEvent, Tally, WaitKind } from "./types.js";
+import type { ApiResponse, CancelBody, DecisionBody, DenialBody, ForkBody, ListedRunView, ReleaseBody, Replayed, ResumeBody, RunDetail, RunDetailWithoutJournal, RunFilter, RunStatus, StartBody, WaitKind } from "./api-types.js";
+import type { StreamedEvent } from "./types.js";
 
 export interface ClientOptions {
   /** The server's base URL (`http://127.0.0.1:7420`); `/api/v1` is added. */
@@ -25,60 +26,61 @@ export interface Keyed {
 
 export type Events = AsyncIterable<StreamedEvent>;
 
+/** Every method answers its route's shape as api-types.ts declares it (`ApiResponse<"GET /runs">` is `GET /runs`'s). */
 export interface SteadClient {
   runs: {
     /** One page of runs (`GET /runs`); pass the page's `nextCursor` as `cursor` for the next. */
-    list(filter?: RunFilter): Promise<RunList>;
+    list(filter?: RunFilter): Promise<ApiResponse<"GET /runs">>;
     /** Every run the filter matches, page by page (the filter's `limit` is the page size). */
-    all(filter?: Omit<RunFilter, "cursor">): AsyncIterable<Run>;
+    all(filter?: Omit<RunFilter, "cursor">): AsyncIterable<ListedRunView>;
     /** One run in full; `{ journal: false }` leaves its journal out (`journalLength` instead): page it with `journal`. */
     get(runId: string, options?: { journal?: true }): Promise<RunDetail>;
     get(runId: string, options: { journal: false }): Promise<RunDetailWithoutJournal>;
     /** A page of the run's journal in journal order (`GET /runs/:id/journal`): `offset` from 0, `limit` 1 to 1000 (default 200); or `step`: the page that holds it. */
-    journal(runId: string, options?: { offset?: number; limit?: number; step?: string }): Promise<JournalPage>;
+    journal(runId: string, options?: { offset?: number; limit?: number; step?: string }): Promise<ApiResponse<"GET /runs/:runId/journal">>;
     /** Starts a run of a definition the server knows, by name (`POST /runs`). */
-    start(definition: string, input: unknown, options?: Keyed & { id?: string }): Promise<Replayed & { id: string }>;
-    approve(runId: string, wait: string, options?: Keyed & { reason?: string | null; input?: unknown; scope?: "once" | "run" }): Promise<Replayed>;
-    deny(runId: string, wait: string, options?: Keyed & { reason?: string | null }): Promise<Replayed>;
-    signal(runId: string, wait: string, payload: unknown, options?: Keyed): Promise<Replayed>;
-    release(runId: string, options: Keyed & { choice: "retry" | "skip" | "result" | "accept-change"; hold?: string; result?: unknown }): Promise<Record<string, unknown>>;
-    pause(runId: string, options?: Keyed): Promise<Replayed>;
-    resume(runId: string, options?: Keyed & { acceptChange?: boolean }): Promise<Replayed>;
-    cancel(runId: string, options?: Keyed & { reason?: string }): Promise<Replayed>;
-    retry(runId: string, options?: Keyed): Promise<Replayed>;
-    fork(runId: string, options?: Keyed & { at?: string; id?: string }): Promise<Replayed & { id?: string }>;
+    start(definition: string, input: unknown, options?: Keyed & Pick<StartBody, "id">): Promise<ApiResponse<"POST /runs">>;
+    approve(runId: string, wait: string, options?: Keyed & DecisionBody): Promise<ApiResponse<"POST /runs/:runId/waits/:wait/approve">>;
+    deny(runId: string, wait: string, options?: Keyed & DenialBody): Promise<ApiResponse<"POST /runs/:runId/waits/:wait/deny">>;
+    signal(runId: string, wait: string, payload: unknown, options?: Keyed): Promise<ApiResponse<"POST /runs/:runId/waits/:wait/signal">>;
+    release(runId: string, options: Keyed & ReleaseBody): Promise<ApiResponse<"POST /runs/:runId/release">>;
+    pause(runId: string, options?: Keyed): Promise<ApiResponse<"POST /runs/:runId/pause">>;
+    resume(runId: string, options?: Keyed & ResumeBody): Promise<ApiResponse<"POST /runs/:runId/resume">>;
+    cancel(runId: string, options?: Keyed & CancelBody): Promise<ApiResponse<"POST /runs/:runId/cancel">>;
+    retry(runId: string, options?: Keyed): Promise<ApiResponse<"POST /runs/:runId/retry">>;
+    fork(runId: string, options?: Keyed & ForkBody): Promise<ApiResponse<"POST /runs/:runId/fork">>;
     /** Events after a number, one page (`GET /runs/:id/events`). */
-    eventPage(runId: string, options?: { after?: number; limit?: number }): Promise<{ events: Event[] }>;
+    eventPage(runId: string, options?: { after?: number; limit?: number }): Promise<ApiResponse<"GET /runs/:runId/events">>;
     /** The run's events, live: every one once, in order, across reconnects. */
     events(runId: string, options?: StreamOptions): Events;
   };
   sessions: {
-    list(): Promise<{ sessions: Session[] }>;
+    list(): Promise<ApiResponse<"GET /sessions">>;
     /** One session with its turns (`GET /sessions/:id`). */
-    get(sessionId: string): Promise<Record<string, unknown>>;
-    transcript(sessionId: string): Promise<Record<string, unknown>>;
+    get(sessionId: string): Promise<ApiResponse<"GET /sessions/:sessionId">>;
+    transcript(sessionId: string): Promise<ApiResponse<"GET /sessions/:sessionId/transcript">>;
     /** Sends a message as the session's next turn (`POST /sessions/:id/messages`), under the agent its last turn recorded. */
-    send(sessionId: string, text: string, options?: Keyed): Promise<Replayed>;
+    send(sessionId: string, text: string, options?: Keyed): Promise<ApiResponse<"POST /sessions/:sessionId/messages">>;
     /** The session's events (every turn's), live. */
     events(sessionId: string, options?: StreamOptions): Events;
   };
   /** What workers announced they serve (`GET /definitions`), and the live workers (`GET /workers`). */
   definitions: {
-    list(options?: { name?: string }): Promise<{ definitions: Record<string, unknown>[] }>;
-    workers(): Promise<{ workers: Record<string, unknown>[] }>;
+    list(options?: { name?: string }): Promise<ApiResponse<"GET /definitions">>;
+    workers(): Promise<ApiResponse<"GET /workers">>;
   };
   /** Open waits across runs, newest first (`GET /waits`): the approvals inbox with `{ kind: "approval" }`. */
   waits: {
-    list(options?: { kind?: WaitKind; limit?: number }): Promise<OpenWaits>;
+    list(options?: { kind?: WaitKind; limit?: number }): Promise<ApiResponse<"GET /waits">>;
   };
   /** Holds, open ones unless `open` is false (`GET /holds`); of one run with `runId`. */
   holds: {
-    list(options?: { runId?: string; open?: boolean }): Promise<{ holds: Hold[] }>;
+    list(options?: { runId?: string; open?: boolean }): Promise<ApiResponse<"GET /holds">>;
   };
   /** Who the caller is and every action its role may take (`GET /auth/me`). */
-  me(): Promise<Me>;
+  me(): Promise<ApiResponse<"GET /auth/me">>;
   /** Runs by status, open waits and holds by kind (`GET /tally`). */
-  tally(): Promise<Tally>;
+  tally(): Promise<ApiResponse<"GET /tally">>;
   /** Every run's events, live. */
   events(options?: StreamOptions): Events;
 }
@@ -132,7 +134,7 @@ export function createClient(options: ClientOptions): SteadClient {
       all: (f = {}) => ({
         async *[Symbol.asyncIterator]() {
           for (let cursor: string | undefined; ; ) {
-            const page = await call<RunList>("GET", "/runs", { query: listingQuery({ ...f, ...(cursor === undefined ? {} : { cursor }) }) });
+            const page = await call<ApiResponse<"GET /runs">>("GET", "/runs", { query: listingQuery({ ...f, ...(cursor === undefined ? {} : { cursor }) }) });
             yield* page.runs;
             if (page.nextCursor === null) return;
             cursor = page.nextCursor;

@@ -10,26 +10,16 @@
  */
 import type { RunReads, RunStatus, WaitKind } from "../store/types.js";
 import { MAX_PAGE_SIZE } from "../store/run-listing.js";
-import { waitView, type WaitView } from "./views.js";
+import { waitView } from "./views.js";
+import type { OpenWaitView, OpenWaits } from "../client/api-types.js";
+
+export type { OpenWaitView, OpenWaits } from "../client/api-types.js";
 
 /** How many runs one read looks at: one listing page, the most the store serves. */
 export const OPEN_WAITS_RUN_BOUND = MAX_PAGE_SIZE;
 export const OPEN_WAITS_DEFAULT_LIMIT = 100;
 /** A run with an open wait stands in one of these (a pause or a hold keeps the wait open). */
 const WAITING_STATUSES: RunStatus[] = ["waiting", "paused", "held"];
-
-export interface OpenWaitView extends WaitView {
-  runId: string;
-  definition: string;
-  sessionId: string | null;
-  runStatus: RunStatus;
-}
-
-export interface OpenWaits {
-  waits: OpenWaitView[];
-  /** True when more runs could hold open waits than the bound looked at: older ones may be missing. */
-  truncated: boolean;
-}
 
 /** `runBound` (at most OPEN_WAITS_RUN_BOUND) is for a test of the bound with a few runs. */
 export async function openWaits(store: RunReads, filter: { kind?: WaitKind; limit?: number } = {}, runBound = OPEN_WAITS_RUN_BOUND): Promise<OpenWaits> {

@@ -1,5 +1,6 @@
 import { SteadError, errorMessage, isSteadCode } from "../errors.js";
 import { describeThrown } from "../thrown.js";
+import type { ErrorRecord } from "../client/api-types.js";
 
 export const DEFAULT_PAYLOAD_LIMIT = 1024 * 1024;
 
@@ -168,19 +169,8 @@ function depthExceeds(root: unknown, max: number): boolean {
   return false;
 }
 
-/** An error as journaled: enough to rethrow an equivalent error on replay, and to tell what was thrown. */
-export interface ErrorRecord {
-  name: string;
-  message: string;
-  code?: string;
-  /** What the user can do (a SteadError's `fix`), kept so `stead why` can say it long after. */
-  fix?: string;
-  /** The step the error came from, when it names one (a step's failure rethrown by the run). */
-  stepId?: string;
-  stack?: string;
-  /** The thrown value's own fields that could be read safely, bounded (not kept for Stead's own errors). */
-  fields?: Record<string, unknown>;
-}
+/** An error as journaled (its shape is the HTTP API's, declared in client/api-types.ts). */
+export type { ErrorRecord } from "../client/api-types.js";
 
 const MAX_ERROR_TEXT = 64 * 1024;
 

@@ -3,51 +3,9 @@
  * what workers announced, which of them are alive now, and since when.
  */
 import type { DefinitionAnnouncements, DefinitionRecord } from "../store/types.js";
+import type { DefinitionVersion, DefinitionView } from "../client/api-types.js";
 
-/** A live worker serving a definition. */
-export interface ServingWorker {
-  workerId: string;
-  host: string;
-  pid: number;
-  fingerprint: string;
-  /** When it announced the definition (its start, or its last change of identity). */
-  since: number;
-  lastSeenAt: number;
-}
-
-/** One fingerprint of a definition some worker announced. */
-export interface DefinitionVersion {
-  fingerprint: string;
-  kind: string;
-  module: string | null;
-  /** Its input's JSON Schema; null when it declares none (or the stored text is not JSON). */
-  inputSchema: Record<string, unknown> | null;
-  firstAnnouncedAt: number;
-  lastSeenAt: number;
-  /** The live workers serving this fingerprint. */
-  workers: ServingWorker[];
-}
-
-export interface DefinitionView {
-  name: string;
-  kind: string;
-  /** Whether any live worker serves it now. A run started while none does waits for one. */
-  served: boolean;
-  /** The live workers serving it, under any fingerprint, the longest serving first. */
-  workers: ServingWorker[];
-  /** When the longest-serving live worker announced it; null when none serves it. */
-  since: number | null;
-  /** The fingerprints live workers serve, the most recently seen first; when none does, the last one announced. */
-  fingerprints: string[];
-  /** The input schema of the first of `fingerprints` (a start by name is checked against each of theirs). */
-  inputSchema: Record<string, unknown> | null;
-  /** The module of the first of `fingerprints`, as a path on the machine of the worker that announced it. */
-  module: string | null;
-  firstAnnouncedAt: number;
-  lastSeenAt: number;
-  /** Every fingerprint on record, the most recently seen first. */
-  versions: DefinitionVersion[];
-}
+export type { DefinitionVersion, DefinitionView, ServingWorker } from "../client/api-types.js";
 
 /** The catalog's JSON Schema text as an object; null for none, or for text that is not a JSON object. */
 export function parseSchema(text: string | null): Record<string, unknown> | null {

@@ -5,20 +5,9 @@
  */
 import { MAX_PAGE_SIZE } from "../store/run-listing.js";
 import type { DefinitionAnnouncements, DefinitionRecord, RunReads } from "../store/types.js";
+import type { WorkerView } from "../client/api-types.js";
 
-export interface WorkerView {
-  workerId: string;
-  host: string;
-  pid: number;
-  /** What it serves: each definition's name and the fingerprint it announced, by name. */
-  definitions: { name: string; fingerprint: string }[];
-  /** Its earliest live announcement: when it started, unless it re-announced since. */
-  since: number;
-  /** Its latest refresh. */
-  lastSeenAt: number;
-  /** The runs it holds a lease on now, and until when (the runs table's lease owner and expiry). */
-  leases: { runId: string; expiresAt: number | null }[];
-}
+export type { WorkerView } from "../client/api-types.js";
 
 /** How many running runs one listing of workers looks at for their leases: one listing page. */
 export const WORKER_LEASES_BOUND = MAX_PAGE_SIZE;

@@ -14,9 +14,9 @@ import { checkRunId, idExcerpt, newRunId } from "./ids.js";
 import { onceByKey, type Replayable } from "./idempotency.js";
 import { encodePayload } from "./payload.js";
 import type { RunInfo } from "./views.js";
+import type { TurnOutcome, TurnView } from "../client/api-types.js";
 
-/** How a turn ended, as people read it: a failure with STEAD_TURN_INTERRUPTED is "interrupted". */
-export type TurnOutcome = "completed" | "failed" | "interrupted" | "cancelled";
+export type { TurnOutcome, TurnView } from "../client/api-types.js";
 
 export function turnOutcome(status: string, error: string | null): TurnOutcome {
   if (status === "failed" && error?.includes("STEAD_TURN_INTERRUPTED")) return "interrupted";
@@ -31,8 +31,6 @@ export interface SessionHost {
   ready(): Promise<void>;
   view(row: RunRow): Promise<RunInfo>;
 }
-
-export type TurnView = RunInfo & { turn: number; outcome: TurnOutcome | null };
 
 /** Where a turn goes: the session, and the definition, module and workspace its turns run under. */
 export interface TurnTarget {

@@ -1,31 +1,17 @@
 import { SteadError } from "../errors.js";
-import type { RunDamage, SessionSummary } from "../store/types.js";
+import type { SessionSummary } from "../store/types.js";
 import type { WorkflowDefinition } from "./definition.js";
 import { isDefinition } from "./definition.js";
 import { checkRunId } from "./ids.js";
 import { checkedInput } from "./input-schema.js";
 import type { ControlOptions } from "./control-options.js";
 import type { Replayable } from "./idempotency.js";
-import { queueTurn, turnOutcome, turnViews, type SessionHost, type TurnOutcome, type TurnView } from "./session-turns.js";
+import { queueTurn, turnOutcome, turnViews, type SessionHost, type TurnView } from "./session-turns.js";
+import type { SessionView } from "../client/api-types.js";
+
+export type { SessionView } from "../client/api-types.js";
 
 export { turnOutcome, type SessionHost, type TurnOutcome, type TurnView } from "./session-turns.js";
-
-export interface SessionView {
-  id: string;
-  definition: string;
-  turns: number;
-  /** Turns not yet ended (the one running or waiting, and those queued behind it). */
-  open: number;
-  current: { runId: string; turn: number; status: string } | null;
-  last: { runId: string; turn: number; outcome: TurnOutcome; error: string | null } | null;
-  createdAt: string;
-  updatedAt: string;
-  /**
-   * In a listing only: its last turn's sealed error failed to open (the message names the run's
-   * row); `last.error` is then null, unread. Reading the session's turns refuses with this error.
-   */
-  damaged?: RunDamage;
-}
 
 export function sessionView(s: SessionSummary): SessionView {
   return {

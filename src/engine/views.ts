@@ -1,88 +1,14 @@
-import type { EventRow, ListedHold, ListedRun, ListedWait, RunDamage, RunStatus, StepRow } from "../store/types.js";
-import { decodeError, decodePayload, type ErrorRecord } from "./payload.js";
-import { requestKindOf, type RequestKind } from "./waits.js";
+/**
+ * The views the engine builds of its rows for its callers. Their shapes are the HTTP API's, so
+ * they are declared once in client/api-types.ts (the `wire` layer, below every other) and
+ * re-exported here.
+ */
+import type { EventView, HoldView, RunInfo, StepView, WaitView } from "../client/api-types.js";
+import type { EventRow, ListedHold, ListedRun, ListedWait, StepRow } from "../store/types.js";
+import { decodeError, decodePayload } from "./payload.js";
+import { requestKindOf } from "./waits.js";
 
-/** A run as the API returns it: payloads parsed. */
-export interface RunInfo {
-  id: string;
-  definition: string;
-  status: RunStatus;
-  input: unknown;
-  output: unknown;
-  error: ErrorRecord | null;
-  parentId: string | null;
-  /** The session this run is a turn of, and its turn number; null for a run outside sessions. */
-  sessionId: string | null;
-  turn: number | null;
-  fingerprint: string | null;
-  module: string | null;
-  fence: number;
-  lease: { owner: string; expiresAt: number | null; host: string | null; pid: number | null } | null;
-  lostClaims: number;
-  pauseRequested: boolean;
-  createdAt: number;
-  updatedAt: number;
-  /**
-   * In a listing only: a sealed value of the run failed to open (its bytes were changed, or the
-   * key is not the one it was sealed with); the message names the row. When it is the run's own
-   * row, `input`, `output` and `error` are null, unread; a listing that reads the run's open waits
-   * and holds (`stead ps`, `GET /runs`) marks the run for a damaged one of those too, its other
-   * fields as stored. Reading the run itself refuses with this error.
-   */
-  damaged?: RunDamage;
-}
-
-export interface StepView {
-  seq: number;
-  id: string;
-  kind: string;
-  status: string;
-  attempt: number;
-  output: unknown;
-  error: ErrorRecord | null;
-  startedAt: number;
-  completedAt: number | null;
-}
-
-export interface WaitView {
-  name: string;
-  kind: string;
-  status: string;
-  request: unknown;
-  /** An approval's: "tool-call" (an agent's tool call: decisions take edited arguments and scope) or "code"; null for other kinds. */
-  requestKind: RequestKind | null;
-  wakeAt: number | null;
-  result: unknown;
-  createdAt: number;
-  resolvedAt: number | null;
-  resolvedBy: string | null;
-  /** In a listing only: its sealed values failed to open; `request` and `result` are then absent, unread. */
-  damaged?: RunDamage;
-}
-
-export interface HoldView {
-  id: number;
-  runId: string;
-  kind: string;
-  stepId: string | null;
-  reason: string;
-  details: Record<string, unknown>;
-  status: string;
-  choice: string | null;
-  createdAt: number;
-  releasedAt: number | null;
-  releasedBy: string | null;
-  /** In a listing only: its sealed values failed to open; `reason` is then "" and `details` {}, unread. */
-  damaged?: RunDamage;
-}
-
-export interface EventView {
-  seq: number;
-  runId: string;
-  type: string;
-  at: number;
-  data: Record<string, unknown>;
-}
+export type { EventView, HoldView, RunInfo, StepView, WaitView } from "../client/api-types.js";
 
 /** One read of the event stream (`stead.runs.eventsAfter`). */
 export interface EventStreamPage {

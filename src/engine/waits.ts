@@ -1,3 +1,4 @@
+import type { RequestKind } from "../client/api-types.js";
 import type { Mutation, WaitRow } from "../store/types.js";
 
 /**
@@ -5,8 +6,8 @@ import type { Mutation, WaitRow } from "../store/types.js";
  * may carry edited arguments and scope), or a request the run's own code made. Stored beside the
  * request from schema 13; for waits opened before, read from the request's shape, once, here.
  */
-export const REQUEST_KINDS = ["tool-call", "code"] as const;
-export type RequestKind = (typeof REQUEST_KINDS)[number];
+export const REQUEST_KINDS = ["tool-call", "code"] as const satisfies readonly RequestKind[];
+export type { RequestKind };
 
 export function requestKindOf(w: Pick<WaitRow, "kind" | "request" | "requestKind">): RequestKind | null {
   if (w.kind !== "approval") return null;

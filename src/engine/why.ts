@@ -3,19 +3,12 @@ import { formatDuration } from "./durations.js";
 import { HOLD_CHOICES, storageSince } from "./holds.js";
 import { bytesText, storageSpace, type StorageSpace } from "./storage-space.js";
 import { decodeError } from "./payload.js";
-import type { PlainCall, WayOut } from "./ways-out.js";
+import type { Explanation, PlainCall, WayOut } from "../client/api-types.js";
 import { requestKindOf } from "./waits.js";
 
 export type { WayOut } from "./ways-out.js";
 
-export interface Explanation {
-  runId: string;
-  status: string;
-  /** One paragraph: where the run is, why, and what happens next. */
-  text: string;
-  /** Each way forward, as the control call that takes it (see ways-out.ts); a skin renders them. */
-  waysOut: WayOut[];
-}
+export type { Explanation } from "../client/api-types.js";
 
 const call = (what: string, verb: PlainCall["verb"], runId: string): PlainCall => ({ what, verb, runId, args: {}, supply: [] });
 

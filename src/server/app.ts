@@ -10,6 +10,7 @@
  */
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
+import type { ApiResponse } from "../client/api-types.js";
 import { SteadError } from "../errors.js";
 import type { Stead } from "../stead/stead.js";
 import { allowedMethods } from "./allowed-methods.js";
@@ -142,7 +143,7 @@ export function createApi(options: ApiOptions): Hono {
   app.get(`${API_PREFIX}${AUTH_ME_PATH}`, async (c) => {
     const who = await principal(c);
     if (who === undefined && !options.anonymousReads) requireAccess(who, "runs.read", false);
-    return c.json({ name: who?.name ?? null, role: who?.role ?? null, actions: actionsFor(who, options.anonymousReads) });
+    return c.json({ name: who?.name ?? null, role: who?.role ?? null, actions: actionsFor(who, options.anonymousReads) } satisfies ApiResponse<"GET /auth/me">);
   });
   registerBrowserAuth(app, { ...ids, prefix: API_PREFIX, address, secure: options.secureRequest ?? (() => false), body: jsonBody });
 

@@ -5,6 +5,7 @@
  * runs, so a refused request changes nothing.
  */
 import type { z } from "zod";
+import type { ApiRoutes } from "../client/api-types.js";
 import type { Action } from "../engine/access/roles.js";
 import type { Stead } from "../stead/stead.js";
 
@@ -21,10 +22,19 @@ export interface RouteInput<P, Q, B> {
   readonly logError: (line: string) => void;
 }
 
-export interface Route<P = unknown, Q = unknown, B = unknown> {
-  readonly method: "GET" | "POST";
+type Method = "GET" | "POST";
+
+/**
+ * What a route's handler must answer: the shape client/api-types.ts declares for `METHOD /path`,
+ * so a handler that drifts from what the client reads fails to compile; `unknown` for a route not
+ * declared there (a stream, bytes), and for the table's erased `Route`.
+ */
+export type ResponseOf<M extends Method, Path extends string> = `${M} ${Path}` extends infer K ? (K extends keyof ApiRoutes ? ApiRoutes[K]["response"] : unknown) : never;
+
+export interface Route<P = unknown, Q = unknown, B = unknown, M extends Method = Method, Path extends string = string, R = ResponseOf<M, Path>> {
+  readonly method: M;
   /** Under /api/v1, Hono style: `/runs/:runId`. */
-  readonly path: string;
+  readonly path: Path;
   /** One line for the OpenAPI document. */
   readonly summary: string;
   readonly tag: string;
@@ -43,8 +53,12 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   /** The media type of a 200 that is not JSON (the handler then returns a `Response`). */
   readonly produces?: string;
   /** The result as JSON, or, for a route that `produces` another type, the `Response` to send. */
-  handle(input: RouteInput<P, Q, B>): Promise<unknown>;
+  handle(input: RouteInput<P, Q, B>): Promise<R>;
 }
 
-/** Keeps a route's parameter types while the table holds routes of many shapes. */
-export const route = <P, Q, B>(r: Route<P, Q, B>): Route => r;
+/**
+ * Checks a route's parameter types, and its answer (`R`) against ApiRoutes, then lets the table
+ * hold routes of many shapes; the result keeps the method, path and answer for
+ * test/api-types.test.ts, which holds the answer equal to what the client declares.
+ */
+export const route = <P, Q, B, M extends Method, Path extends string, R extends ResponseOf<M, Path>>(r: Route<P, Q, B, M, Path, R>): Route<unknown, unknown, unknown, M, Path, R> => r;

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { SteadError } from "../errors.js";
 import { DEFINITION_NAME } from "../engine/definition.js";
-import type { StartByNameResult } from "../engine/control/index.js";
+import type { StartByNameResult, StartReply } from "../client/api-types.js";
 import type { Replayable } from "../engine/idempotency.js";
 import type { Stead } from "../stead/stead.js";
 
@@ -21,7 +21,7 @@ export const startRequest = z
 
 export type StartRequest = z.output<typeof startRequest>;
 
-export type StartReply = Replayable<StartByNameResult> & { definition: string; note?: string };
+export type { StartReply } from "../client/api-types.js";
 
 /**
  * Starts the run; a mismatch with the announced schema is refused naming the input's field, at

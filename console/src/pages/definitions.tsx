@@ -4,6 +4,7 @@
  * refreshed by heartbeats that write no event, so the page re-reads on a timer.
  */
 import { useEffect } from "preact/hooks";
+import type { DefinitionView } from "../../../src/client/index.js";
 import { api } from "../api.js";
 import { useLoad } from "../parts/load.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
@@ -11,46 +12,13 @@ import { Json } from "../parts/text.js";
 import { Time } from "../parts/time.js";
 import { Link, path } from "../router.js";
 
-interface ServingWorker {
-  workerId: string;
-  host: string;
-  pid: number;
-  fingerprint: string;
-  since: number;
-  lastSeenAt: number;
-}
-
-interface Definition {
-  name: string;
-  kind: string;
-  served: boolean;
-  workers: ServingWorker[];
-  since: number | null;
-  fingerprints: string[];
-  inputSchema: Record<string, unknown> | null;
-  module: string | null;
-  firstAnnouncedAt: number;
-  lastSeenAt: number;
-}
-
-interface Worker {
-  workerId: string;
-  host: string;
-  pid: number;
-  definitions: { name: string; fingerprint: string }[];
-  since: number;
-  lastSeenAt: number;
-  /** The runs it holds a lease on, and until when (absent from a server before leases were listed). */
-  leases?: { runId: string; expiresAt: number | null }[];
-}
-
 const EVERY_MS = 15_000;
 const short = (fp: string) => fp.slice(0, 12);
 
 export function DefinitionsPage() {
   const loaded = useLoad(async () => {
     const [d, w] = await Promise.all([api.definitions.list(), api.definitions.workers()]);
-    return { definitions: d.definitions as unknown as Definition[], workers: w.workers as unknown as Worker[] };
+    return { definitions: d.definitions, workers: w.workers };
   }, []);
   const { reload } = loaded;
   useEffect(() => {
@@ -134,7 +102,7 @@ export function DefinitionsPage() {
   );
 }
 
-function DefinitionCard(props: { d: Definition }) {
+function DefinitionCard(props: { d: DefinitionView }) {
   const d = props.d;
   return (
     <article class="card definition" data-definition={d.name}>

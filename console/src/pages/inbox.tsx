@@ -84,7 +84,8 @@ function OneApproval(props: { runId: string; wait: string }) {
       </section>
     );
   }
-  const wait: OpenWait = { runId: run.id, definition: run.definition, sessionId: typeof run.sessionId === "string" ? run.sessionId : null, runStatus: run.status, name: props.wait, kind: "approval", request: found.request, requestKind: found.requestKind === "tool-call" ? "tool-call" : "code", createdAt: Number(found.createdAt) };
+  const { status, wakeAt, result, resolvedAt, resolvedBy } = found;
+  const wait: OpenWait = { runId: run.id, definition: run.definition, sessionId: typeof run.sessionId === "string" ? run.sessionId : null, runStatus: run.status, name: props.wait, kind: "approval", request: found.request, requestKind: found.requestKind, createdAt: Number(found.createdAt), status, wakeAt, result, resolvedAt, resolvedBy };
   return (
     <section>
       {crumbs}

@@ -10,7 +10,7 @@ import { useMay } from "../me.js";
 import { Link, path } from "../router.js";
 import { Chat } from "../parts/session-chat.js";
 import { useSessionLive } from "../parts/session-live.js";
-import { ms, type SessionRow, type Transcript, type TurnRow } from "../parts/session-types.js";
+import { ms } from "../parts/session-types.js";
 import { useLoad } from "../parts/load.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
 import { Time } from "../parts/time.js";
@@ -23,7 +23,7 @@ export function SessionPage(props: { sessionId: string }) {
   const [running, setRunning] = useState<string | undefined>(undefined);
   const live = useSessionLive(id, running);
   const loaded = useLoad(async () => {
-    const [one, transcript] = await Promise.all([api.sessions.get(id) as Promise<{ session: SessionRow; turns: TurnRow[] }>, api.sessions.transcript(id) as Promise<unknown> as Promise<Transcript>]);
+    const [one, transcript] = await Promise.all([api.sessions.get(id), api.sessions.transcript(id)]);
     const current = one.turns.find((t) => t.status === "running");
     setRunning(current?.id);
     return { ...one, transcript };

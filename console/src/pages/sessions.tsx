@@ -8,7 +8,7 @@ import { useLiveTick } from "../live.js";
 import { Link, path } from "../router.js";
 import { DamagedMark } from "../parts/damaged.js";
 import { useLoad } from "../parts/load.js";
-import { ms, type SessionRow } from "../parts/session-types.js";
+import { ms } from "../parts/session-types.js";
 import { Empty, ErrorBox, Loading } from "../parts/states.js";
 import { Status } from "../parts/status.js";
 import { Time } from "../parts/time.js";
@@ -18,7 +18,7 @@ const PAGE = 100;
 export function SessionsPage() {
   // A run's events change a session's row (a new turn, a turn's end).
   const tick = useLiveTick((e) => e.type.startsWith("run."), 500);
-  const loaded = useLoad(async () => (await api.sessions.list()).sessions as unknown as SessionRow[], [tick]);
+  const loaded = useLoad(async () => (await api.sessions.list()).sessions, [tick]);
   const [shown, setShown] = useState(PAGE);
   if (loaded.value === undefined) return loaded.error ? <ErrorBox error={loaded.error} retry={loaded.reload} /> : <Loading what="sessions" />;
   const sessions = [...loaded.value].sort((a, b) => ms(b.updatedAt) - ms(a.updatedAt));

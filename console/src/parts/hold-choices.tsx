@@ -5,6 +5,7 @@
  * caller's role may not take is not shown. One idempotency key per click.
  */
 import { useState } from "preact/hooks";
+import type { HoldView, ReleaseChoice } from "../../../src/client/index.js";
 import { api } from "../api.js";
 import { useAction } from "./action.js";
 import { useLiveTick } from "../live.js";
@@ -14,21 +15,7 @@ import { useLoad } from "./load.js";
 import { runHead, type WayOut } from "./runs-api.js";
 import { ErrorBox, Loading } from "./states.js";
 
-export interface HoldView {
-  id: number;
-  runId: string;
-  kind: string;
-  stepId: string | null;
-  reason: string;
-  details: Record<string, unknown>;
-  status: string;
-  choice: string | null;
-  createdAt: number;
-  releasedAt: number | null;
-  releasedBy: string | null;
-}
-
-const LABEL: Record<string, string> = { retry: "Retry", skip: "Skip", result: "Supply the result", "accept-change": "Accept the changed definition" };
+const LABEL: Record<string, string> = { retry: "Retry", skip: "Skip", result: "Supply the result", "accept-change": "Accept the changed definition" } satisfies Record<ReleaseChoice, string>;
 
 export function HoldChoices(props: { hold: HoldView; onDone: () => void }) {
   const h = props.hold;
@@ -43,7 +30,7 @@ export function HoldChoices(props: { hold: HoldView; onDone: () => void }) {
   return (
     <ul class="ways-out hold-choices">
       {ways.map((w, i) => (
-        <li key={`${w.verb}-${String(w.args.choice)}-${i}`}>
+        <li key={`${w.verb}-${String("choice" in w.args ? w.args.choice : undefined)}-${i}`}>
           <Choice hold={h} way={w} onDone={props.onDone} />
         </li>
       ))}
@@ -53,8 +40,8 @@ export function HoldChoices(props: { hold: HoldView; onDone: () => void }) {
 
 function Choice(props: { hold: HoldView; way: WayOut; onDone: () => void }) {
   const { hold: h, way: w } = props;
-  const choice = typeof w.args.choice === "string" ? w.args.choice : "";
-  const supplies = w.supply.includes("result");
+  const choice = "choice" in w.args ? w.args.choice : "";
+  const supplies = w.verb === "release" && w.supply.includes("result");
   const [text, setText] = useState("");
   const [bad, setBad] = useState<string | undefined>(undefined);
   const action = useAction();

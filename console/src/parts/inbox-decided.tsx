@@ -4,6 +4,7 @@
  * edited arguments or a reason where there were. The inbox keeps a note of each decision made on
  * the page after its card has gone, so a click is never followed by nothing.
  */
+import type { DecisionResult, Replayed } from "../../../src/client/index.js";
 import { Link, path } from "../router.js";
 import { Time } from "./time.js";
 
@@ -23,7 +24,7 @@ export interface Decision {
 }
 
 /** A decision from the answer of `POST …/approve` or `…/deny` and what the page sent. */
-export function decisionOf(answer: Record<string, unknown>, sent: Omit<Decision, "approved" | "by" | "at" | "already">, approved: boolean): Decision {
+export function decisionOf(answer: Partial<Replayed<DecisionResult>>, sent: Omit<Decision, "approved" | "by" | "at" | "already">, approved: boolean): Decision {
   return {
     ...sent,
     approved: typeof answer.approved === "boolean" ? answer.approved : approved,

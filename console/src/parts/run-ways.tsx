@@ -71,7 +71,7 @@ function Way(props: { way: WayOut; onDone: () => void }) {
         }
       };
       const idempotencyKey = crypto.randomUUID();
-      const wait = typeof w.args.wait === "string" ? w.args.wait : typeof w.args.name === "string" ? w.args.name : "";
+      const wait = "wait" in w.args ? w.args.wait : "name" in w.args ? w.args.name : "";
       switch (w.verb) {
         case "approve": {
           const input = value("input");
@@ -88,7 +88,7 @@ function Way(props: { way: WayOut; onDone: () => void }) {
           break;
         case "release": {
           const result = value("result");
-          await api.runs.release(w.runId, { idempotencyKey, choice: w.args.choice as "retry", ...(typeof w.args.hold === "string" ? { hold: w.args.hold } : {}), ...(result === undefined ? {} : { result }) });
+          await api.runs.release(w.runId, { idempotencyKey, choice: w.args.choice, ...(typeof w.args.hold === "string" ? { hold: w.args.hold } : {}), ...(result === undefined ? {} : { result }) });
           break;
         }
         case "pause":

@@ -125,7 +125,7 @@ function EntryView(props: { entry: Entry; runId: string; live: Map<string, LiveT
         <div class="tool-call">
           <p class="who-said">
             tool <code>{e.tool}</code> · {e.status}
-            {e.approval ? ` · approval ${e.approval.status}${e.approval.by ? ` by ${e.approval.by}` : ""}` : ""}
+            {e.approval ? ` · approval ${e.approval.status}${"by" in e.approval && e.approval.by ? ` by ${e.approval.by}` : ""}` : ""}
           </p>
           <Json value={e.args} limit={600} />
           {e.result !== undefined ? (

@@ -3,34 +3,13 @@
  * step's file tree, a file's bytes at a step (text when the server calls it text/plain, else
  * binary: never rendered), the diff of two steps. A step is a step id, or `start`.
  */
+import type { SnapshotFile, SnapshotList, SnapshotTree, SnapshotView, TreeDiff } from "../../../src/client/index.js";
 import { rawGet, refusalOf } from "../api.js";
 
-export interface Snapshot {
-  id: number;
-  seq: number;
-  stepId: string | null;
-  source: "start" | "step" | "settle";
-  files: number;
-  bytes: number;
-  filesChanged: number;
-  createdAt: number;
-  notes: unknown;
-}
-
-export interface TreeFile {
-  path: string;
-  kind: "file" | "link";
-  mode: number | null;
-  size: number | null;
-  hash: string | null;
-  target: string | null;
-}
-
-export interface TreeDiff {
-  added: string[];
-  changed: string[];
-  removed: string[];
-}
+/** A snapshot, a tree's file and a diff, as the API declares them (src/client/api-types.ts). */
+export type Snapshot = SnapshotView;
+export type TreeFile = SnapshotFile;
+export type { TreeDiff };
 
 export type FileContent = { kind: "text"; text: string } | { kind: "binary"; size: number };
 
@@ -39,9 +18,9 @@ export const stepOf = (s: Snapshot): string => s.stepId ?? "start";
 
 const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
 
-export const snapshots = (runId: string) => rawGet<{ runId: string; workspace: string | null; snapshots: Snapshot[] }>(`${runPath(runId)}/snapshots`);
+export const snapshots = (runId: string) => rawGet<SnapshotList>(`${runPath(runId)}/snapshots`);
 
-export const tree = (runId: string, step: string) => rawGet<{ files: TreeFile[] }>(`${runPath(runId)}/snapshots/${encodeURIComponent(step)}/tree`);
+export const tree = (runId: string, step: string) => rawGet<SnapshotTree>(`${runPath(runId)}/snapshots/${encodeURIComponent(step)}/tree`);
 
 export const diff = (runId: string, from: string, to: string) => rawGet<TreeDiff>(`${runPath(runId)}/diff`, { from, to });
 

@@ -5,26 +5,13 @@ import { encodePayload } from "../payload.js";
 import { requestKindOf, resolveWaitUnit } from "../waits.js";
 import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
 import type { Decision, DecisionRules, FieldValues } from "./decision-rules.js";
+import type { DecisionResult, SignalResult } from "../../client/api-types.js";
+
+export type { DecisionResult, SignalResult } from "../../client/api-types.js";
 
 /** Answers to what a run waits for: approvals (approve, deny) and signals. */
 
 export type { Decision };
-
-export interface DecisionResult {
-  runId: string;
-  wait: string;
-  approved: boolean;
-  /** Who made the decision that stands (the first one, when `already`). */
-  by: string | null;
-  at: number;
-}
-
-export interface SignalResult {
-  runId: string;
-  wait: string;
-  by: string | null;
-  at: number;
-}
 
 /**
  * The run's waits and the one named. The run row is read only when no wait has the name (is there

@@ -3,13 +3,9 @@ import type { Commits, IdempotencyKeys, RunReads, StepRow } from "../../store/ty
 import { newRunId } from "../ids.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { keyed, requireRun, type ControlCall } from "./common.js";
+import type { ForkResult } from "../../client/api-types.js";
 
-export interface ForkResult {
-  /** The new run. */
-  id: string;
-  /** Journal entries it reuses from the source. */
-  reused: number;
-}
+export type { ForkResult } from "../../client/api-types.js";
 
 /** How many leading journal entries a fork reuses: every final one, or up to and including `at`. */
 function cutAt(runId: string, journal: StepRow[], at: string | undefined): number {

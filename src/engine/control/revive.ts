@@ -5,20 +5,15 @@ import { childRuns, sessionTurns } from "../../store/run-sets.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { decodeError } from "../payload.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
+import type { ResumeResult, RetryResult } from "../../client/api-types.js";
+
+export type { ResumeResult, RetryResult } from "../../client/api-types.js";
 
 /**
  * Bringing runs back: a paused run resumed; a cancelled run resumed from its last completed step
  * (with the children its cancellation ended); a failed run's failed step given a new attempt.
  * A failed or cancelled run nobody brings back stays ended for every other purpose.
  */
-
-export interface ResumeResult {
-  runId: string;
-  /** Where the run was resumed from ("held": a definition_changed hold released by accepting the change). */
-  from: "paused" | "pause-requested" | "cancelled" | "held";
-  /** Every run made runnable again: the run, and for a cancelled one the children cancelled with it. */
-  resumed: string[];
-}
 
 export async function resume(call: ControlCall<Commits & IdempotencyKeys & RunReads & SnapshotsAndBlobs>, runId: string): Promise<Replayable<ResumeResult>> {
   const { store, by, key } = call;
@@ -189,13 +184,6 @@ function childOf(request: string | null): string | undefined {
 function childResult(child: RunRow): Record<string, unknown> {
   if (child.status === "completed") return { status: "completed", output: child.output === null ? undefined : (JSON.parse(child.output) as unknown) };
   return { status: child.status, error: decodeError(child.error) };
-}
-
-export interface RetryResult {
-  runId: string;
-  /** The failed step given a new attempt; null when the run failed outside any step (it is replayed). */
-  stepId: string | null;
-  attempt: number | null;
 }
 
 const BOOKKEEPING = new Set(["now", "random"]);

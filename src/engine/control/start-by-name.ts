@@ -14,6 +14,9 @@ import { jsonSchemaIssues } from "../json-schema.js";
 import { encodePayload } from "../payload.js";
 import { currentRecords } from "../served-definitions.js";
 import { keyed, type KeyOption } from "./common.js";
+import type { StartByNameResult } from "../../client/api-types.js";
+
+export type { StartByNameResult } from "../../client/api-types.js";
 
 export interface StartByNameOptions {
   id?: string | undefined;
@@ -23,14 +26,6 @@ export interface StartByNameOptions {
   payloadLimit: number;
   /** Migrates or checks the store; called after the request's own checks, before any read. */
   ready: () => Promise<void>;
-}
-
-export interface StartByNameResult {
-  id: string;
-  /** Whether a live worker serves the definition now; false: the run waits until one does. */
-  served: boolean;
-  /** How many live workers serve it now. */
-  workers: number;
 }
 
 /** How many names a refusal of an unknown one lists. */

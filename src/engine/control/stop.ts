@@ -4,14 +4,11 @@ import { childRuns } from "../../store/run-sets.js";
 import { resolveParent } from "../execution/index.js";
 import { onceByKey, type Replayable } from "../idempotency.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
+import type { CancelResult, PauseResult } from "../../client/api-types.js";
+
+export type { CancelResult, PauseResult } from "../../client/api-types.js";
 
 /** Stopping runs: pause (parks it, resumable) and cancel (ends it and its children, resumable too). */
-
-export interface PauseResult {
-  runId: string;
-  /** "paused": parked now; "pause-requested": it parks after its current step. */
-  state: "paused" | "pause-requested";
-}
 
 export async function pause(call: ControlCall<Commits & IdempotencyKeys & RunReads>, runId: string): Promise<Replayable<PauseResult>> {
   const { store, by, key } = call;
@@ -37,14 +34,6 @@ export async function pause(call: ControlCall<Commits & IdempotencyKeys & RunRea
     }
     throw stateError(run, "pause", `only pending, waiting or running runs can be paused; see \`stead why ${runId}\``);
   });
-}
-
-export interface CancelResult {
-  runId: string;
-  /** Every run this cancellation ended: the run and its unfinished children (empty when `already`). */
-  cancelled: string[];
-  by: string | null;
-  at: number;
 }
 
 /** Cancels a run and, recursively, its unfinished children, in one transaction. Cancellation deletes no state: `resume` brings the tree back. */
