@@ -56,8 +56,8 @@ describe.each(STORE_KINDS)("a tool's error as its step's outcome on %s", (kind) 
     // A fork replays the journal through the tool step and asks the model again: it is told the same error.
     const replayed: LanguageModelV3Prompt[] = [];
     const again = toolAgent("thrower", () => "never called", replayed);
-    const fork = await s.stead.fork(run.id, { at: "tool:call_0_0" });
-    expect((await s.stead.follow(fork.id ?? "", [again], FAST_FOLLOW)).status).toBe("completed");
+    const fork = await s.stead.runs.fork(run.id, { at: "tool:call_0_0" });
+    expect((await s.stead.runs.follow(fork.id ?? "", [again], FAST_FOLLOW)).status).toBe("completed");
     expect(lastToolOutputs(replayed)).toEqual([{ type: "error-text", value: "the index is offline" }]);
   });
 

@@ -41,28 +41,28 @@ describe.each(STORE_KINDS)("payload fields beside the payload on %s", (kind) => 
     const [row] = await s.rows("SELECT output, output_refs FROM runs WHERE id = ?", run.id);
     expect(JSON.parse(String(row?.output))).toMatchObject({ text: null });
     expect(JSON.parse(String(row?.output_refs))).toEqual([{ field: "text", step: "model-1", path: ["content", 0, "text"] }]);
-    expect((await s.stead.get(run.id)).output).toMatchObject({ text: "forty-two" });
+    expect((await s.stead.runs.get(run.id)).output).toMatchObject({ text: "forty-two" });
   });
 
   it("reads a workflow's output and approval request that look like Stead's in-band forms as the user's data", async () => {
     s = await onStore(kind, "payload-fields-lookalikes");
     const run = await s.stead.run(echo, null, FAST_FOLLOW);
     expect((await s.rows("SELECT request_kind FROM waits WHERE run_id = ?", run.id))[0]).toEqual({ request_kind: "code" });
-    expect((await s.stead.why(run.id)).text).not.toContain("tool call");
-    expect((await s.stead.waits(run.id))[0]).toMatchObject({ requestKind: "code" });
+    expect((await s.stead.runs.why(run.id)).text).not.toContain("tool call");
+    expect((await s.stead.runs.waits(run.id))[0]).toMatchObject({ requestKind: "code" });
     const stead = s.stead;
-    const scoped = await caught(() => stead.approve(run.id, "ok", { scope: "run" }));
+    const scoped = await caught(() => stead.runs.approve(run.id, "ok", { scope: "run" }));
     expect(scoped).toMatchObject({ code: "STEAD_BAD_OPTION", message: expect.stringContaining("is not a tool approval") as string });
-    await s.stead.approve(run.id, "ok");
-    expect((await s.stead.follow(run.id, [echo], FAST_FOLLOW)).output).toEqual({ note: LOOKALIKE_REF, approved: true });
+    await s.stead.runs.approve(run.id, "ok");
+    expect((await s.stead.runs.follow(run.id, [echo], FAST_FOLLOW)).output).toEqual({ note: LOOKALIKE_REF, approved: true });
   });
 
   it("records an agent's tool approval as a tool call's request", async () => {
     s = await onStore(kind, "payload-fields-kind");
     const run = await s.stead.run(asker, "ship", FAST_FOLLOW);
     expect(await s.rows("SELECT name, request_kind FROM waits WHERE run_id = ?", run.id)).toEqual([{ name: "approve:call_0_0", request_kind: "tool-call" }]);
-    expect((await s.stead.openWaits({ kind: "approval" })).waits).toMatchObject([{ runId: run.id, requestKind: "tool-call" }]);
-    await s.stead.approve(run.id, "approve:call_0_0", { scope: "run" });
-    expect((await s.stead.follow(run.id, [asker], FAST_FOLLOW)).status).toBe("completed");
+    expect((await s.stead.waits.list({ kind: "approval" })).waits).toMatchObject([{ runId: run.id, requestKind: "tool-call" }]);
+    await s.stead.runs.approve(run.id, "approve:call_0_0", { scope: "run" });
+    expect((await s.stead.runs.follow(run.id, [asker], FAST_FOLLOW)).status).toBe("completed");
   });
 });

@@ -31,7 +31,7 @@ async function opened(variant: Variant): Promise<Stead> {
     const db = await freshMigratedDatabase("release-store");
     cleanups.push(() => db.drop());
     stead = createStead({ store: db.url });
-    await stead.importDump(() => Readable.from([readFileSync(join(STORES, "plain.dump"))]));
+    await stead.admin.importDump(() => Readable.from([readFileSync(join(STORES, "plain.dump"))]));
   } else if (variant === "sqlite") {
     cpSync(join(STORES, "plain.db"), join(dir.dir, "plain.db"));
     stead = createStead({ store: join(dir.dir, "plain.db") });
@@ -65,12 +65,12 @@ function recordPrompts(): LanguageModelV3Prompt[] {
 describe.each(VARIANTS)("a store written by the previous release (%s)", (variant) => {
   it("reads as it did: the answerer's output resolved, the tool approval's request, the tool error in the journal", async () => {
     const stead = await opened(variant);
-    expect((await stead.get("rel-answerer")).output).toMatchObject({ text: "The answer is 42.", finishReason: "stop" });
-    const waits = await stead.waits("rel-deployer");
+    expect((await stead.runs.get("rel-answerer")).output).toMatchObject({ text: "The answer is 42.", finishReason: "stop" });
+    const waits = await stead.runs.waits("rel-deployer");
     expect(waits.filter((w) => w.status === "open")).toMatchObject([{ name: "approve:call_1_0", kind: "approval", request: { tool: "deploy", input: { env: "prod" } } }]);
-    const open = await stead.openWaits({ kind: "approval" });
+    const open = await stead.waits.list({ kind: "approval" });
     expect(open.waits.map((w) => w.runId).sort()).toEqual(["rel-deployer", "rel-flow-1"]);
-    expect((await stead.why("rel-deployer")).text).toContain('approval of tool call deploy({"env":"prod"})');
+    expect((await stead.runs.why("rel-deployer")).text).toContain('approval of tool call deploy({"env":"prod"})');
   });
 
   it("answers and finishes every run in flight: nothing held, no completed step repeated", async () => {
@@ -80,28 +80,28 @@ describe.each(VARIANTS)("a store written by the previous release (%s)", (variant
     process.env.STEAD_RELEASE_LOG = log;
     const prompts = recordPrompts();
     try {
-      await stead.approve("rel-deployer", "approve:call_1_0", { by: "ann" });
-      await stead.approve("rel-flow-1", "ok", { by: "ann" });
-      await stead.signal("rel-flow-2", "go", { extra: 5 });
-      const d = await stead.follow("rel-deployer", DEFINITIONS, FAST_FOLLOW);
+      await stead.runs.approve("rel-deployer", "approve:call_1_0", { by: "ann" });
+      await stead.runs.approve("rel-flow-1", "ok", { by: "ann" });
+      await stead.runs.signal("rel-flow-2", "go", { extra: 5 });
+      const d = await stead.runs.follow("rel-deployer", DEFINITIONS, FAST_FOLLOW);
       expect(d.status).toBe("completed");
       expect(d.output).toMatchObject({ text: "Deployed to prod after the lookup failed.", toolCalls: 2 });
-      expect((await stead.follow("rel-flow-2", [flow], FAST_FOLLOW)).output).toEqual({ total: 11 });
-      expect((await stead.follow("rel-flow-1", [flow], FAST_FOLLOW)).status).toBe("waiting");
-      await stead.signal("rel-flow-1", "go", { extra: 1 });
-      expect((await stead.follow("rel-flow-1", [flow], FAST_FOLLOW)).output).toEqual({ total: 5 });
+      expect((await stead.runs.follow("rel-flow-2", [flow], FAST_FOLLOW)).output).toEqual({ total: 11 });
+      expect((await stead.runs.follow("rel-flow-1", [flow], FAST_FOLLOW)).status).toBe("waiting");
+      await stead.runs.signal("rel-flow-1", "go", { extra: 1 });
+      expect((await stead.runs.follow("rel-flow-1", [flow], FAST_FOLLOW)).output).toEqual({ total: 5 });
     } finally {
       delete process.env.STEAD_RELEASE_LOG;
     }
     expect(readFileSync(log, "utf8").split("\n").filter(Boolean).sort()).toEqual(["b true", "c 1", "c 5", "deploy prod"]);
-    expect(await stead.holds({})).toEqual([]);
+    expect(await stead.holds.list({})).toEqual([]);
     // The model was told of the release's tool error as an error, and of the approved call's result.
     const results = (prompts.at(-1) ?? []).flatMap((m) => (m.role === "tool" ? m.content : []));
     expect(results).toMatchObject([
       { type: "tool-result", toolName: "lookup", output: { type: "error-text", value: "no record for svc" } },
       { type: "tool-result", toolName: "deploy", output: { type: "text", value: "deployed to prod" } },
     ]);
-    const journal = await stead.journal("rel-deployer");
+    const journal = await stead.runs.journal("rel-deployer");
     expect(journal.map((s) => [s.id, s.status])).toEqual([
       ["model-1", "completed"],
       ["tool:call_0_0", "completed"],
