@@ -3,9 +3,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import { SteadError } from "../errors.js";
 import { openStore } from "../store/index.js";
 import { checkedStore } from "../store/capabilities.js";
-import { redactingStore } from "../store/redacting-store.js";
+import { payloadPipeline } from "../store/payload-pipeline.js";
 import { controlStore, type ControlStore } from "./control-store.js";
-import { encryptingStore, type EncryptingStore } from "../store/encryption/encrypting-store.js";
+import type { EncryptingStore } from "../store/encryption/encrypting-store.js";
 import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider } from "../store/encryption/key-providers.js";
 import { Redactor, type RedactionOptions } from "../redaction/redactor.js";
 import { childRuns } from "../store/run-sets.js";
@@ -147,6 +147,8 @@ export function keyChainFor(options: EncryptionOptions | undefined): KeyChain {
 /** A Stead instance: one store, its runs, and workers. No process-wide state: several may coexist. */
 export class Stead {
   readonly store: Store;
+  /** The pipeline's sealing stage (its keys), under `store`. */
+  private readonly sealing: EncryptingStore;
   /** The store as control commands write it: on SQLite their one-unit commits share transactions (control-store.ts). */
   private readonly controlWrites: ControlStore;
   private get control(): Store {
@@ -191,8 +193,9 @@ export class Stead {
     // The key is found (or refused) before the store is opened: a refusal creates no store.
     this.keyChain = keyChainFor(options.encryption);
     const base = typeof options.store === "object" ? checkedStore(options.store) : openStore(options.store, { create: this.create, readonly });
-    // Redacted first, then sealed: a secret is gone before anything is encrypted.
-    this.store = redactingStore(encryptingStore(base, this.keyChain, { setUp: this.create }), this.redactor);
+    const pipeline = payloadPipeline(base, { redactor: this.redactor, keyChain: this.keyChain, setUp: this.create });
+    this.store = pipeline.store;
+    this.sealing = pipeline.sealing;
     this.controlWrites = controlStore(this.store);
     this.payloadLimit = options.payloadLimitBytes ?? DEFAULT_PAYLOAD_LIMIT;
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
@@ -729,7 +732,7 @@ export class Stead {
   async restoreBackup(backup: CheckedBackup, options: Pick<ImportOptions, "withTokens"> = {}): Promise<RestoreSummary> {
     await this.ready();
     const restored = await backup.restoreInto(this.store, options);
-    await (this.store as EncryptingStore).reloadKeys();
+    await this.sealing.reloadKeys();
     return restored;
   }
 

@@ -513,7 +513,17 @@ export interface Mutation {
 export type Unit = Mutation[];
 
 export type UnitResult =
-  | { ok: true; pauseRequested: boolean }
+  | {
+      ok: true;
+      pauseRequested: boolean;
+      /**
+       * The unit as it was written, when a layer changed its payloads on the way (redaction): the
+       * caller's unit is never changed in place, and one who must see what was stored (a step's
+       * caller returns its output as recorded, so replay sees what live code saw) reads it here.
+       * Absent: written as given.
+       */
+      written?: Unit;
+    }
   | { ok: false; reason: "lease" | "status" | "wait" | "hold" | "missing" | "idempotency"; runId: string; status?: RunStatus };
 
 export interface CommitOptions {

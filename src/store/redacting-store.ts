@@ -6,8 +6,9 @@
  * something redacted also records a `payload.redacted` event on its run: which fields, which
  * rules, never a value.
  *
- * Invariant: fields are rewritten in place, in the objects the caller passed. The engine relies on
- * it: a step's caller gets the written step's output as stored, so replay sees what live code saw.
+ * Invariant: the caller's objects are never changed: a unit that had something redacted is written
+ * as a copy, which its result carries (UnitResult.written) for a caller that must see what was
+ * stored (a step's caller returns its output as recorded, so replay sees what live code saw).
  */
 import type { Redactor } from "../redaction/redactor.js";
 import type { CommitOptions, EventWrite, IdempotencyWrite, Mutation, NewRun, RunRow, StepWrite, Store, Unit, UnitResult } from "./types.js";
@@ -22,6 +23,10 @@ interface Found {
   rules: string[];
 }
 
+/**
+ * One write's redaction. Each method returns its argument with every payload redacted: the same
+ * object when nothing was, a copy otherwise (never changed in place: a caller may hold it).
+ */
 class Scrub {
   readonly found: Found[] = [];
   constructor(private readonly redactor: Redactor) {}
@@ -35,52 +40,6 @@ class Scrub {
     return r.text as T;
   }
 
-  events(events: EventWrite[] | undefined): void {
-    for (const e of events ?? []) {
-      if (e.data === undefined) continue;
-      const rules = new Set<string>();
-      const data = this.redactor.value(e.data, rules);
-      if (rules.size === 0) continue;
-      e.data = data;
-      this.found.push({ field: `event ${e.type}`, rules: [...rules] });
-    }
-  }
-
-  run(r: NewRun, field: string): void {
-    r.input = this.text(r.input, `${field} input`);
-    // A fork's journal, copied from its source (already redacted there, unless written before redaction was configured).
-    for (const s of r.journal ?? []) this.step(s);
-  }
-
-  step(s: StepWrite): void {
-    s.output = this.text(s.output, `step ${s.stepId} output`);
-    s.error = this.text(s.error, `step ${s.stepId} error`);
-    s.checkpoint = this.text(s.checkpoint, `step ${s.stepId} checkpoint`);
-  }
-
-  mutation(m: Mutation): void {
-    if (m.run) {
-      m.run.output = this.text(m.run.output, "run output");
-      m.run.error = this.text(m.run.error, "run error");
-    }
-    for (const s of m.steps ?? []) this.step(s);
-    for (const w of m.waits ?? []) w.request = this.text(w.request, `wait ${w.name} request`);
-    for (const w of m.resolveWaits ?? []) w.result = this.text(w.result, `wait ${w.name} result`);
-    for (const h of m.holds ?? []) {
-      h.details = this.text(h.details, `hold ${h.kind} details`) ?? h.details;
-      h.reason = this.plain(h.reason, `hold ${h.kind} reason`);
-    }
-    for (const r of m.newRuns ?? []) this.run(r, `new run ${r.id}`);
-    for (const s of m.snapshots ?? []) s.checkpoint = this.text(s.checkpoint, `snapshot ${s.seq} checkpoint`);
-    if (m.idempotency) this.idempotency(m.idempotency);
-    this.events(m.events);
-  }
-
-  idempotency(k: IdempotencyWrite): void {
-    k.result = this.text(k.result, `${k.verb} result`) ?? k.result;
-    k.summary = this.plain(k.summary, `${k.verb} arguments`);
-  }
-
   /** A plain string (not JSON text). */
   plain(value: string, field: string): string {
     const r = this.redactor.plain(value);
@@ -89,9 +48,90 @@ class Scrub {
     return r.text;
   }
 
+  events(events: EventWrite[] | undefined): EventWrite[] | undefined {
+    if (!events) return events;
+    let changed = false;
+    const out = events.map((e) => {
+      if (e.data === undefined) return e;
+      const rules = new Set<string>();
+      const data = this.redactor.value(e.data, rules);
+      if (rules.size === 0) return e;
+      this.found.push({ field: `event ${e.type}`, rules: [...rules] });
+      changed = true;
+      return { ...e, data };
+    });
+    return changed ? out : events;
+  }
+
+  run(r: NewRun, field: string): NewRun {
+    const input = this.text(r.input, `${field} input`);
+    // A fork's journal, copied from its source (already redacted there, unless written before redaction was configured).
+    const journal = this.all(r.journal, (s) => this.step(s));
+    return input === r.input && journal === r.journal ? r : { ...r, input, ...(journal ? { journal } : {}) };
+  }
+
+  step(s: StepWrite): StepWrite {
+    const output = this.text(s.output, `step ${s.stepId} output`);
+    const error = this.text(s.error, `step ${s.stepId} error`);
+    const checkpoint = this.text(s.checkpoint, `step ${s.stepId} checkpoint`);
+    return output === s.output && error === s.error && checkpoint === s.checkpoint ? s : { ...s, output, error, checkpoint };
+  }
+
+  mutation(m: Mutation): Mutation {
+    const before = this.found.length;
+    const out: Mutation = { ...m };
+    if (m.run) {
+      const output = this.text(m.run.output, "run output");
+      const error = this.text(m.run.error, "run error");
+      if (output !== m.run.output || error !== m.run.error) out.run = { ...m.run, output, error };
+    }
+    out.steps = this.all(m.steps, (s) => this.step(s));
+    out.waits = this.all(m.waits, (w) => {
+      const request = this.text(w.request, `wait ${w.name} request`);
+      return request === w.request ? w : { ...w, request };
+    });
+    out.resolveWaits = this.all(m.resolveWaits, (w) => {
+      const result = this.text(w.result, `wait ${w.name} result`);
+      return result === w.result ? w : { ...w, result };
+    });
+    out.holds = this.all(m.holds, (h) => {
+      const details = this.text(h.details, `hold ${h.kind} details`) ?? h.details;
+      const reason = this.plain(h.reason, `hold ${h.kind} reason`);
+      return details === h.details && reason === h.reason ? h : { ...h, details, reason };
+    });
+    out.newRuns = this.all(m.newRuns, (r) => this.run(r, `new run ${r.id}`));
+    out.snapshots = this.all(m.snapshots, (x) => {
+      const checkpoint = this.text(x.checkpoint, `snapshot ${x.seq} checkpoint`);
+      return checkpoint === x.checkpoint ? x : { ...x, checkpoint };
+    });
+    if (m.idempotency) out.idempotency = this.idempotency(m.idempotency);
+    out.events = this.events(m.events);
+    if (this.found.length === before) return m;
+    for (const k of ["steps", "waits", "resolveWaits", "holds", "newRuns", "snapshots", "events"] as const) if (out[k] === undefined) delete out[k];
+    return out;
+  }
+
+  idempotency(k: IdempotencyWrite): IdempotencyWrite {
+    const result = this.text(k.result, `${k.verb} result`) ?? k.result;
+    const summary = this.plain(k.summary, `${k.verb} arguments`);
+    return result === k.result && summary === k.summary ? k : { ...k, result, summary };
+  }
+
   /** The record of what was redacted, as an event (undefined when nothing was). */
   record(): EventWrite | undefined {
     return this.found.length ? { type: REDACTED_EVENT, data: { fields: this.found.map((f) => ({ field: f.field, rules: f.rules })) } } : undefined;
+  }
+
+  /** `list` with each item through `f`: the same array when no item changed. */
+  private all<T>(list: T[] | undefined, f: (x: T) => T): T[] | undefined {
+    if (!list) return list;
+    let changed = false;
+    const out = list.map((x) => {
+      const y = f(x);
+      if (y !== x) changed = true;
+      return y;
+    });
+    return changed ? out : list;
   }
 }
 
@@ -184,21 +224,25 @@ export function redactingStore(store: Store, redactor: Redactor): Store {
   const rawCommit = store.commit.bind(store);
   const createRun = (run: NewRun, events: EventWrite[], idempotency?: IdempotencyWrite): Promise<RunRow> => {
     const s = new Scrub(redactor);
-    s.run(run, "run");
-    s.events(events);
-    if (idempotency) s.idempotency(idempotency);
+    const written = s.run(run, "run");
+    const writtenEvents = s.events(events) ?? events;
+    const key = idempotency && s.idempotency(idempotency);
     const record = s.record();
-    return rawCreateRun(run, record ? [...events, record] : events, idempotency);
+    return rawCreateRun(written, record ? [...writtenEvents, record] : writtenEvents, key);
   };
-  const commit = (units: Unit[], options?: CommitOptions): Promise<UnitResult[]> => {
-    for (const unit of units) {
+  const commit = async (units: Unit[], options?: CommitOptions): Promise<UnitResult[]> => {
+    const changed: boolean[] = [];
+    const written = units.map((unit) => {
       const s = new Scrub(redactor);
-      for (const m of unit) s.mutation(m);
+      const out = unit.map((m) => s.mutation(m));
       const record = s.record();
-      const first = unit[0];
-      if (record && first) first.events = [...(first.events ?? []), record];
-    }
-    return rawCommit(units, options);
+      const first = out[0];
+      if (record && first) out[0] = { ...first, events: [...(first.events ?? []), record] };
+      changed.push(record !== undefined);
+      return out;
+    });
+    const results = await rawCommit(written, options);
+    return results.map((r, i) => (r.ok && changed[i] ? { ...r, written: written[i] } : r));
   };
   // Arguments are digested as they are stored, secrets redacted: a digest of a secret would confirm a guess of it.
   const argsDigest = (text: string): string => argsDigestOf(store, redactor.json(text).text);

@@ -54,7 +54,7 @@ export function enginePort(x: ContextParts): EnginePort {
     },
     emit: (events: EventWrite[]) => {
       if (x.life.finished) return never();
-      return x.track(x.writer.write({ events }));
+      return x.track(x.writer.write({ events }).then(() => undefined));
     },
     storeOutputAs: (stored: unknown, refs?: readonly OutputRefField[]) => x.storeOutputAs(stored, refs),
     toolApproval: (name, request) => approvalWait<unknown>(x, name, request, "tool-call"),

@@ -1,5 +1,5 @@
 import { StepFailedError, errorMessage } from "../../errors.js";
-import type { StepKind, StepRow, StepWrite } from "../../store/types.js";
+import type { Mutation, StepKind, StepRow, StepWrite } from "../../store/types.js";
 import type { StepInfo } from "../context-types.js";
 import { crashPoint } from "../crash-points.js";
 import type { EngineStepOptions } from "../port.js";
@@ -103,13 +103,12 @@ export class StepRunner {
       if (verdict.status === "done") {
         const output = encodePayload(verdict.result, `the reconciled result of step "${stepId}"`, this.deps.payloadLimit, { runId: this.runId, stepId });
         const step: StepWrite = { seq, stepId, kind, status: "completed", attempt: entry.attempt, output, startedAt: entry.startedAt, completedAt: Date.now() };
-        await this.writer.write({
+        const written = await this.writer.write({
           steps: [step],
           run: { lostClaims: 0 },
           events: [{ type: "effect.reconciled", data: { step: stepId, seq, outcome: "done" } }],
         });
-        // As recorded: the store's redaction rewrites the written step in place.
-        return decodePayload<T>(step.output ?? null);
+        return decodePayload<T>(recorded(written, step).output ?? null);
       }
       if (verdict.status === "not-done") return this.host.track(this.live(stepId, seq, kind, options, fn, attempt, "reconcile: not done"));
       this.host.hold(ambiguousEffect(this.runId, stepId, seq, entry, "reconcile could not tell whether it happened" + ("error" in verdict ? ` (${String(verdict.error)})` : "")));
@@ -205,20 +204,20 @@ export class StepRunner {
     const captureEvents = parts?.events ?? NO_EVENTS;
     const outcome = failed ? options.errorOutcome?.(failure, failedWhere) : undefined;
     if (outcome !== undefined) {
-      const error = JSON.stringify({ ...ERROR_OUTCOME, message: outcome });
-      await this.writer.write({
-        steps: [{ seq, stepId, kind, status: "completed", attempt, error, startedAt, completedAt, ...checkpoint }],
+      const step: StepWrite = { seq, stepId, kind, status: "completed", attempt, error: JSON.stringify({ ...ERROR_OUTCOME, message: outcome }), startedAt, completedAt, ...checkpoint };
+      const written = await this.writer.write({
+        steps: [step],
         run: { lostClaims: 0 },
         ...snapshots,
         events: [{ type: "step.completed", data: { step: stepId, seq, attempt, ms, outcome: "error" } }, ...captureEvents],
       });
       if (parts) this.workspace.committed(parts);
       crashPoint("after-commit", [stepId]);
-      throw this.replayError(stepId, { error });
+      throw this.replayError(stepId, { error: recorded(written, step).error ?? null });
     }
     if (failed) {
       const failedStep: StepWrite = { seq, stepId, kind, status: "failed", attempt, error: encodeError(failure), startedAt, completedAt, ...checkpoint };
-      await this.writer.write({
+      const written = await this.writer.write({
         steps: [failedStep],
         run: { lostClaims: 0 },
         ...snapshots,
@@ -226,13 +225,13 @@ export class StepRunner {
       });
       if (parts) this.workspace.committed(parts);
       crashPoint("after-commit", [stepId]);
-      // As recorded (redacted in place by the store): replay throws the same error.
-      throw this.replayError(stepId, { error: failedStep.error ?? null });
+      // As recorded (redacted by the store): replay throws the same error.
+      throw this.replayError(stepId, { error: recorded(written, failedStep).error ?? null });
     }
     // Live events of this attempt give way to its outcome, in the same write (DESIGN: the one compaction).
     const compacts = options.compacts;
     const step: StepWrite = { seq, stepId, kind, status: "completed", attempt, output, startedAt, completedAt, ...checkpoint };
-    await this.writer.write({
+    const written = await this.writer.write({
       steps: [step],
       run: { lostClaims: 0 },
       ...snapshots,
@@ -243,7 +242,12 @@ export class StepRunner {
     crashPoint("after-commit", [stepId]);
     // The recorded outcome, not the live value: replay must see exactly what this execution saw
     // (JSON turns `[undefined]` into `[null]` and drops undefined properties, and the store's
-    // redaction rewrites the written step's output in place before it is stored).
-    return decodePayload<T>(step.output ?? null);
+    // redaction may have rewritten the output it stored).
+    return decodePayload<T>(recorded(written, step).output ?? null);
   }
+}
+
+/** `step` as the store wrote it: its row in the written mutation (the same journal position). */
+function recorded(written: Mutation, step: StepWrite): StepWrite {
+  return written.steps?.find((s) => s.seq === step.seq) ?? step;
 }

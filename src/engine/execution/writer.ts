@@ -48,15 +48,17 @@ export class FencedWriter {
     }
   }
 
-  /** One fenced write; on refusal the execution ends with `lease-lost` and the caller never resumes. */
-  async write(m: Omit<Mutation, "runId" | "expect">, extra: Mutation[] = [], expect: Mutation["expect"] = {}): Promise<void> {
-    const steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
+  /**
+   * One fenced write; on refusal the execution ends with `lease-lost` and the caller never
+   * resumes. Returns this run's mutation as the store wrote it (redacted: UnitResult.written), for
+   * a caller that returns what was recorded (replay must see what live code saw).
+   */
+  async write(m: Omit<Mutation, "runId" | "expect">, extra: Mutation[] = [], expect: Mutation["expect"] = {}): Promise<Mutation> {
+    let steps = this.buffered.length ? [...this.buffered, ...(m.steps ?? [])] : m.steps;
     this.buffered = [];
     if (steps && this.deps.checkpoint && steps.some((s) => s.checkpoint === undefined)) {
       const checkpoint = this.checkpointText();
-      // In place, never copies: the step runner returns the written step's output as the store's
-      // redaction left it (replay must see what live code saw).
-      for (const s of steps) if (s.checkpoint === undefined) s.checkpoint = checkpoint;
+      steps = steps.map((s) => (s.checkpoint === undefined ? { ...s, checkpoint } : s));
     }
     const unit: Unit = [{ ...m, steps, runId: this.runId, expect: { ...expect, lease: { fence: this.fence, owner: this.deps.owner.workerId } } }, ...extra];
     let r: UnitResult;
@@ -78,6 +80,7 @@ export class FencedWriter {
     // fence, but another execution may own the run by now; resume no user code (an effect would run twice).
     if (this.life.finished) return never();
     if (r.pauseRequested && this.life.accepting) this.on.pauseRequested();
+    return (r.written ?? unit)[0] ?? unit[0] ?? { runId: this.runId };
   }
 
   /** A wait this execution relied on was answered meanwhile: give the run back to be replayed afresh. */
