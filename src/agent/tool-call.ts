@@ -77,6 +77,9 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
       return result({ type: "execution-denied", reason: `denied${decision.by ? ` by ${decision.by}` : ""}${decision.reason ? `: ${decision.reason}` : ""}` });
     }
     if (decision.input !== undefined) {
+      // Validated once, when decided (against the JSON Schema the wait recorded: tool-decisions.ts);
+      // this is the tool's own parse (defaults, transforms), which fails only on a rule JSON
+      // Schema cannot say (a refinement): the model is told, as for its own arguments.
       const edited = await safeValidateTypes({ value: decision.input, schema: t.schema });
       if (!edited.success) return result(errorOutput(`the arguments a person edited for ${call.toolName} are invalid: ${errorMessage(edited.error)}`));
       input = edited.value;

@@ -33,9 +33,13 @@ export async function writeEnding(ending: Ending, x: EndingParts): Promise<Execu
     case "park": {
       const taken = ending.newRuns.length > 0 ? await foreignChild(x.store, ending.newRuns) : undefined;
       if (taken) return complete({ ok: false, error: taken }, x);
-      const { m, expect } = parkWrite(ending);
-      await x.writer.write(m, [], expect);
-      return { kind: "waiting", wait: ending.wait.name };
+      const { m, expect, stillOpen } = parkWrite(ending);
+      await x.writer.write(
+        m,
+        stillOpen.map((name) => ({ runId: x.run.id, expect: { openWait: name } })),
+        expect,
+      );
+      return { kind: "waiting", wait: ending.waits[0].wait.name };
     }
     case "pause":
       await x.writer.write({ run: { status: "paused", releaseLease: true, pauseRequested: false }, events: [{ type: "run.paused", data: {} }] });

@@ -14,6 +14,12 @@ export interface HoldFacts {
 /** A wait the run parks in, at its journal position. */
 export type ParkedWait = WaitOpen & { stepId: string; stepKind: StepKind };
 
+/** One of the waits a run parks in: `isNew` when this write opens it; otherwise it is open already and must still be. */
+export interface ParkingWait {
+  wait: ParkedWait;
+  isNew: boolean;
+}
+
 /** What the definition's function came to. */
 export type CodeResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -25,8 +31,11 @@ export type Ending =
   /** The code returned or threw: the run completes or fails (or is held if the journal has more). */
   | { kind: "complete"; result: CodeResult }
   | { kind: "hold"; hold: HoldFacts }
-  /** `isNew`: the wait is opened by this write; otherwise it is open already and must still be. */
-  | { kind: "park"; wait: ParkedWait; isNew: boolean; newRuns: NonNullable<Mutation["newRuns"]> }
+  /**
+   * The run parks in one or more open waits (any answer to any of them wakes it), in one write that
+   * opens the new ones with the runs they start. Today's code parks at its first wait, so one.
+   */
+  | { kind: "park"; waits: readonly [ParkingWait, ...ParkingWait[]]; newRuns: NonNullable<Mutation["newRuns"]> }
   | { kind: "pause" }
   /** Graceful worker shutdown: the run goes back to pending for any worker. */
   | { kind: "release" };

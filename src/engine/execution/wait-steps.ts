@@ -42,30 +42,37 @@ export class WaitSteps {
   }
 
   private park(wait: ParkedWait, isNew: boolean, newRuns: NonNullable<Mutation["newRuns"]> = []): Promise<never> {
-    this.end({ kind: "park", wait, isNew, newRuns });
+    this.end({ kind: "park", waits: [{ wait, isNew }], newRuns });
     return never();
   }
 }
 
-/** The write that parks the run in `wait` (opening it when new). */
-export function parkWrite(e: Extract<Ending, { kind: "park" }>): { m: Omit<Mutation, "runId" | "expect">; expect: Mutation["expect"] } {
-  const { wait, isNew, newRuns } = e;
+/**
+ * The write that parks the run in its waits, opening the new ones; each one open already is
+ * expected still open (a mutation of its own in the same unit: all or nothing).
+ */
+export function parkWrite(e: Extract<Ending, { kind: "park" }>): { m: Omit<Mutation, "runId" | "expect">; expect: Mutation["expect"]; stillOpen: string[] } {
+  const { waits, newRuns } = e;
+  const opened = waits.filter((w) => w.isNew).map((w) => w.wait);
+  const stillOpen = waits.filter((w) => !w.isNew).map((w) => w.wait.name);
+  const [first, ...more] = stillOpen;
   return {
     m: {
       run: { status: "waiting", releaseLease: true, lostClaims: 0 },
-      ...(isNew
+      ...(opened.length
         ? {
-            steps: [{ seq: wait.seq, stepId: wait.stepId, kind: wait.stepKind, status: "waiting", attempt: 1, output: null, startedAt: Date.now() }],
-            waits: [{ name: wait.name, kind: wait.kind, seq: wait.seq, request: wait.request ?? null, requestKind: wait.requestKind ?? null, wakeAt: wait.wakeAt ?? null }],
-            newRuns,
+            steps: opened.map((w) => ({ seq: w.seq, stepId: w.stepId, kind: w.stepKind, status: "waiting" as const, attempt: 1, output: null, startedAt: Date.now() })),
+            waits: opened.map((w) => ({ name: w.name, kind: w.kind, seq: w.seq, request: w.request ?? null, requestKind: w.requestKind ?? null, wakeAt: w.wakeAt ?? null })),
           }
         : {}),
+      ...(newRuns.length ? { newRuns } : {}),
       events: [
-        ...(isNew ? [{ type: "wait.opened", data: { wait: wait.name, kind: wait.kind, wakeAt: wait.wakeAt ?? null } }] : []),
-        { type: "run.waiting", data: { wait: wait.name, kind: wait.kind } },
-        ...(newRuns.length ? newRuns.map((r) => ({ type: "child.started", data: { child: r.id, definition: r.definition } })) : []),
+        ...opened.map((w) => ({ type: "wait.opened", data: { wait: w.name, kind: w.kind, wakeAt: w.wakeAt ?? null } })),
+        ...waits.map(({ wait: w }) => ({ type: "run.waiting", data: { wait: w.name, kind: w.kind } })),
+        ...newRuns.map((r) => ({ type: "child.started", data: { child: r.id, definition: r.definition } })),
       ],
     },
-    expect: isNew ? {} : { openWait: wait.name },
+    expect: first === undefined ? {} : { openWait: first },
+    stillOpen: more,
   };
 }
