@@ -415,9 +415,11 @@ describe("the packed package in a fresh npm project", () => {
       expect(lines(readText(log))).toEqual(["list-files", "summarize", "post-comment triage-1:post-comment", "ship"]);
       expect(lines(readText(agentLog))).toEqual(["note checked"]);
       expect(JSON.parse(statusOf("triage-1")?.output ?? "null")).toEqual({ title: "2 files" });
-      // The agent's final text is stored once: the run's output points at its last model step's row.
-      const ref = (JSON.parse(statusOf("noter-1")?.output ?? "null") as { text?: { $steadRef?: { step: string; path: (string | number)[] } } }).text?.$steadRef;
+      // The agent's final text is stored once: the run's row lists it as held by its last model step's row.
       const conn = new Database(db, { readonly: true, fileMustExist: true });
+      const row = conn.prepare("SELECT output, output_refs FROM runs WHERE id = 'noter-1'").get() as { output: string; output_refs: string };
+      expect(JSON.parse(row.output)).toMatchObject({ text: null });
+      const ref = (JSON.parse(row.output_refs) as { field: string; step: string; path: (string | number)[] }[]).find((r) => r.field === "text");
       const stepOutput = (conn.prepare("SELECT output FROM steps WHERE run_id = 'noter-1' AND step_id = ?").get(ref?.step ?? "") as { output: string } | undefined)?.output;
       conn.close();
       let text: unknown = JSON.parse(stepOutput ?? "null");

@@ -463,8 +463,9 @@ describe("sessions, and dumps of an older schema", () => {
     for (const target of [sqliteStore(), pgStore(await pgDatabase("xfer-v1"))]) {
       const imported = await importStore(target, textSource(v1));
       expect(imported).toMatchObject({ source: "sqlite", schema: 1 });
-      expect((await verifyStores(source.store, target)).differences).toEqual([]);
-      expect(await target.getRun("done-1")).toMatchObject({ sessionId: null, turn: null });
+      // Every row, in every column schema 1 had; the columns added since are empty (null).
+      expect(rowLines(asSchema1(await dumpText(target)))).toEqual(rowLines(v1));
+      expect(await target.getRun("done-1")).toMatchObject({ sessionId: null, turn: null, outputRefs: null });
     }
   });
 
