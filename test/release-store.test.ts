@@ -3,7 +3,7 @@
  * their ends by today's code, replaying the journals that release wrote (its in-band markers
  * included) without holding a run and without running a completed step again.
  */
-import { chmodSync, cpSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { LanguageModelV3, LanguageModelV3Prompt } from "@ai-sdk/provider";
@@ -40,6 +40,7 @@ async function opened(variant: Variant): Promise<Stead> {
     cpSync(join(STORES, "keys"), join(dir.dir, "keys"), { recursive: true });
     // A clone does not keep modes: a key file others may read is refused.
     chmodSync(join(dir.dir, "keys"), 0o700);
+    for (const f of readdirSync(join(dir.dir, "keys"))) chmodSync(join(dir.dir, "keys", f), 0o600);
     stead = createStead({ store: join(dir.dir, "sealed.db"), encryption: { keyDir: join(dir.dir, "keys") } });
   }
   cleanups.push(() => stead.close());
