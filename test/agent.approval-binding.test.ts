@@ -6,7 +6,7 @@ import { expect, it } from "vitest";
 import { z } from "zod";
 import { agent, tool } from "../src/index.js";
 import { callFingerprint } from "../src/agent/approvals.js";
-import { resolveWaitUnit } from "../src/engine/waits.js";
+import { resolveWaitUnit } from "../src/engine/runs/waits.js";
 import { FAST_FOLLOW } from "./helpers/temp-store.js";
 import { providerModel, reply, type RecordedRequest } from "./helpers/provider-server.js";
 import { FAST_RETRY, agentTestKit } from "./fixtures/agents/kit.js";

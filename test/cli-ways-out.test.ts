@@ -5,7 +5,7 @@
  * quoting are among them.
  */
 import { describe, expect, it } from "vitest";
-import { explain } from "../src/engine/why.js";
+import { explain } from "../src/engine/runs/why.js";
 import type { HoldKind, HoldRow, RunRow, RunStatus, StepRow, WaitKind, WaitRow } from "../src/store/types.js";
 import { whyJson, wayOutLines } from "../src/cli/ways-out.js";
 

@@ -1,12 +1,12 @@
 /**
- * Open waits across runs (engine/open-waits.ts) on both stores, against the store's own rows: a
+ * Open waits across runs (engine/runs/open-waits.ts) on both stores, against the store's own rows: a
  * paused run's open wait is listed, an answered one is not, and the bound on runs looked at
  * (the most recently updated first) leaves the older runs' waits out and says `truncated`.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workflow } from "../src/index.js";
-import { openWaits } from "../src/engine/open-waits.js";
+import { openWaits } from "../src/engine/runs/open-waits.js";
 import { STORE_KINDS, onStore, type OnStore } from "./helpers/both-stores.js";
 
 describe.each(STORE_KINDS)("open waits across runs on %s", (kind) => {

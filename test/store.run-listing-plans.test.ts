@@ -13,7 +13,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite/index.js";
 import { PostgresStore } from "../src/store/postgres/index.js";
-import { checkRunQuery } from "../src/store/run-listing.js";
+import { checkRunQuery } from "../src/store/listing-cursor.js";
 import { listRunsQuery } from "../src/store/sql/run-listing.js";
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from "../src/store/sql/dialect.js";
 import type { RunQuery, Store } from "../src/store/types.js";

@@ -17,7 +17,7 @@ import { SETTLED, useSandbox, type Sandbox, type WorkerProcess } from "./fixture
 import { listTree, writeTree, type Listing, type Spec } from "./helpers/workspace.js";
 
 const AGENTS = fileURLToPath(new URL("./fixtures/workspace-crash/agents.mjs", import.meta.url));
-const DIST_WORKSPACE = fileURLToPath(new URL("../dist/engine/run-workspace.js", import.meta.url));
+const DIST_WORKSPACE = fileURLToPath(new URL("../dist/engine/runs/workspace.js", import.meta.url));
 const AGENT = "ws-editor";
 const PROMPT = "edit the workspace";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { SteadError } from "../errors.js";
-import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definition.js";
+import { DEFINITION, DEFINITION_NAME, callerModule } from "../engine/definitions/definition.js";
 import { portedDefinition } from "../engine/port.js";
 import type { AgentConfig, AgentDefinition, AgentInput, AgentOutput } from "./definition-types.js";
 import { AGENT_INPUT } from "./prompt.js";

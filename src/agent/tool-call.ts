@@ -1,6 +1,6 @@
 import { SteadError, StepFailedError, errorMessage } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
-import { ERROR_OUTCOME, OUTCOME_UNKNOWN } from "../engine/holds.js";
+import { ERROR_OUTCOME, OUTCOME_UNKNOWN } from "../engine/runs/holds.js";
 import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
 import type { AgentDefinition } from "./definition-types.js";
 import type { LoopDriver } from "./driver.js";

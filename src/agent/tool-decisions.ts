@@ -1,7 +1,7 @@
 import type { ErrorObject } from "ajv";
 import type { DecisionFields, DecisionRules } from "../engine/control/decision-rules.js";
-import { sameArgs } from "../engine/idempotency.js";
-import { compileJsonSchema } from "../engine/json-schema.js";
+import { sameArgs } from "../engine/control/idempotency.js";
+import { compileJsonSchema } from "../engine/definitions/json-schema.js";
 import { SteadError } from "../errors.js";
 
 declare module "../engine/control/decision-rules.js" {

@@ -6,9 +6,9 @@
  * of its response in order, under the loop's key for it (`callKey`): its approval `approve:<key>`
  * (`.2`, … when asked again) and its step `tool:<key>`.
  */
-import { OUTCOME_UNKNOWN } from "../engine/holds.js";
+import { OUTCOME_UNKNOWN } from "../engine/runs/holds.js";
 import { decodeError, decodePayload } from "../engine/payload.js";
-import { turnOutcome } from "../engine/sessions.js";
+import { turnOutcome } from "../engine/sessions/session.js";
 import { TERMINAL_STATUSES, type RunRow, type StepRow } from "../store/types.js";
 import type { ToolDecision } from "./approvals.js";
 import { INTERRUPTED_RESULT, parseOr, responseText, toolCalls, type ModelStepOutput } from "./messages.js";

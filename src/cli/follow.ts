@@ -1,7 +1,7 @@
-import type { WorkspaceOptions } from "../engine/run-workspace.js";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { WorkspaceOptions } from "../engine/runs/workspace.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import type { Stead } from "../stead/stead.js";
-import type { RunInfo } from "../engine/views.js";
+import type { RunInfo } from "../engine/runs/views.js";
 import { print } from "./context.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { describeEvent, describeStorage, json } from "./format.js";

@@ -1,7 +1,7 @@
 import { formatDuration } from "../engine/durations.js";
-import { spaceClause } from "../engine/storage-space.js";
+import { spaceClause } from "../engine/runs/storage-space.js";
 import type { StorageReport } from "../worker/storage-guard.js";
-import type { EventView, HoldView, StepView, WaitView } from "../engine/views.js";
+import type { EventView, HoldView, StepView, WaitView } from "../engine/runs/views.js";
 import { eventColour, visibleLength } from "./colour.js";
 
 /** Left-aligned columns separated by two spaces; cells are made single-line. Colour sequences take no width. */

@@ -1,6 +1,6 @@
 import { modelStepText } from "../agent/live-text.js";
 import type { Stead } from "../stead/stead.js";
-import type { EventView } from "../engine/views.js";
+import type { EventView } from "../engine/runs/views.js";
 
 const keyOf = (d: Record<string, unknown>) => `${String(d.step)}#${String(d.attempt)}`;
 

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { isDefinition, type AnyDefinition } from "../engine/definition.js";
+import { isDefinition, type AnyDefinition } from "../engine/definitions/definition.js";
 import { SteadError, errorMessage, isSteadError } from "../errors.js";
 
 export interface LoadedFile {

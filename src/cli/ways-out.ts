@@ -2,7 +2,7 @@
  * `why`'s ways out rendered as `stead …` commands: one line each under an explanation, and the
  * `commands` of `stead why --json`. An argument a person must supply is printed as a placeholder.
  */
-import type { Explanation, WayOut } from "../engine/why.js";
+import type { Explanation, WayOut } from "../engine/runs/why.js";
 
 /** Quotes for a POSIX shell unless the text is plainly safe. */
 const q = (s: string) => (/^[A-Za-z0-9_.:/@=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);

@@ -4,12 +4,12 @@
  */
 import { SteadError } from "../errors.js";
 import { Option, type Command } from "commander";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import type { Stead } from "../stead/stead.js";
 import type { ExecutionOutcome } from "../engine/execution/index.js";
 import type { Worker } from "../worker/worker.js";
 import type { WorkspacePolicy } from "../workspace/restore.js";
-import { retentionAge } from "../engine/retention.js";
+import { retentionAge } from "../engine/runs/retention.js";
 import { parseDuration } from "../engine/durations.js";
 import { parsePositiveInt, print } from "./context.js";
 import { clock, describeStorage } from "./format.js";

@@ -8,7 +8,7 @@
  * It imports nothing and holds types only (it compiles to nothing, so importing it loads nothing),
  * and every layer may import it, the client included. It lives in src/client/ because the client is
  * published alone (`@stead/client`) and must carry it. The views the engine builds for its callers
- * ARE the wire shapes, so they are declared here and the engine re-exports them (engine/views.ts,
+ * ARE the wire shapes, so they are declared here and the engine re-exports them (engine/runs/views.ts,
  * sessions, definitions, workers, open waits, `why`'s ways out, control results; agent/transcript.ts).
  * What lower layers own with a runtime list beside it (the store's statuses and kinds, RunDamage, its
  * tally; a snapshot's fields) is copied here, and the test holds each copy equal to its original.

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { SteadError } from "../errors.js";
-import { MAX_PAGE_SIZE } from "../engine/run-listing.js";
+import { MAX_PAGE_SIZE } from "../engine/runs/listing.js";
 import { RUN_STATUSES } from "../store/types.js";
 
 const ms = z

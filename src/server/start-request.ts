@@ -6,9 +6,9 @@
  */
 import { z } from "zod";
 import { SteadError } from "../errors.js";
-import { DEFINITION_NAME } from "../engine/definition.js";
+import { DEFINITION_NAME } from "../engine/definitions/definition.js";
 import type { StartByNameResult, StartReply } from "../client/api-types.js";
-import type { Replayable } from "../engine/idempotency.js";
+import type { Replayable } from "../engine/control/idempotency.js";
 import type { Stead } from "../stead/stead.js";
 
 export const startRequest = z

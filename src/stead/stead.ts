@@ -10,8 +10,8 @@ import { defaultKeyDir, KeyChain, keyFileProvider, keyFromEnv, type KeyProvider 
 import { Redactor, type RedactionOptions } from "../redaction/redactor.js";
 import { childRuns } from "../store/run-sets.js";
 import type { ListedRun, RunStatus, Store, StoreInfo, StoreTally, WaitKind } from "../store/types.js";
-import { openWaits, type OpenWaits } from "../engine/open-waits.js";
-import { resolveOutputRefs } from "../engine/output-refs.js";
+import { openWaits, type OpenWaits } from "../engine/runs/open-waits.js";
+import { resolveOutputRefs } from "../engine/runs/output-refs.js";
 import { TERMINAL_STATUSES } from "../store/types.js";
 import { SCHEMA_VERSION } from "../store/schema/tables.js";
 import { ownerIsDead } from "../worker/owner.js";
@@ -20,13 +20,13 @@ import type * as verbs from "../engine/control/index.js";
 import { requireRun } from "../engine/control/common.js";
 import { control } from "../engine/control/lazy.js";
 import { transcriptModule, whyModule } from "./lazy-reads.js";
-import * as listing from "../engine/run-listing.js";
-import type { AnyDefinition, WorkflowDefinition } from "../engine/definition.js";
-import { assertDistinctNames, isDefinition } from "../engine/definition.js";
+import * as listing from "../engine/runs/listing.js";
+import type { AnyDefinition, WorkflowDefinition } from "../engine/definitions/definition.js";
+import { assertDistinctNames, isDefinition } from "../engine/definitions/definition.js";
 import { checkChosenRunId, idExcerpt, newRunId } from "../engine/ids.js";
-import { checkedInput } from "../engine/input-schema.js";
-import { listWorkers, type WorkerView } from "../engine/serving-workers.js";
-import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "../engine/idempotency.js";
+import { checkedInput } from "../engine/definitions/input-schema.js";
+import { listWorkers, type WorkerView } from "../engine/definitions/serving-workers.js";
+import { checkKey, DEFAULT_IDEMPOTENCY_TTL_MS, onceByKey, type Replayable } from "../engine/control/idempotency.js";
 import { DEFAULT_PAYLOAD_LIMIT, encodePayload } from "../engine/payload.js";
 import {
   eventView,
@@ -38,22 +38,22 @@ import {
   type HoldView,
   type RunInfo,
   type StepView,
-} from "../engine/views.js";
-import type { ControlOptions } from "../engine/control-options.js";
+} from "../engine/runs/views.js";
+import type { ControlOptions } from "../engine/control/options.js";
 import { NO_DECISION_FIELDS, type DecisionRules } from "../engine/control/decision-rules.js";
-import type { Explanation } from "../engine/why.js";
-import { Session, sessionView, type SessionView } from "../engine/sessions.js";
+import type { Explanation } from "../engine/runs/why.js";
+import { Session, sessionView, type SessionView } from "../engine/sessions/session.js";
 import { checkWorkspace } from "../workspace/workspace-path.js";
 import type { GcOptions, GcResult, TreeDiff } from "../workspace/index.js";
 import { gcWorkspaces } from "../workspace/lazy.js";
-import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntries, runSnapshotFile, runSnapshots, type RestoreOptions, type RunSnapshotEntries, type RunSnapshotFile, type Restored, type RunSnapshots, type SnapshotFiles, type SnapshotFilesOptions } from "../engine/run-snapshots.js";
-import { sendToSession, turnViews, type TurnView } from "../engine/session-turns.js";
+import { diffRunSnapshots, readRunSnapshot, restoreRunSnapshot, runSnapshotEntries, runSnapshotFile, runSnapshots, type RestoreOptions, type RunSnapshotEntries, type RunSnapshotFile, type Restored, type RunSnapshots, type SnapshotFiles, type SnapshotFilesOptions } from "../engine/runs/snapshots.js";
+import { sendToSession, turnViews, type TurnView } from "../engine/sessions/turns.js";
 import { sessionTurns } from "../store/run-sets.js";
 import type { SessionTranscript } from "../agent/session-transcript.js";
 import type { DumpInput, ExportOptions, ExportSummary, ImportOptions, ImportSummary, VerifiedDump } from "../store/transfer/index.js";
 import { exportStore, importStore } from "../store/transfer/lazy.js";
 import { Tokens } from "../engine/access/tokens.js";
-import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/retention.js";
+import { deleteFinishedRuns, type RunRetentionOptions, type RunRetentionSummary } from "../engine/runs/retention.js";
 import { keysStatus, rotateKeys, type KeyRotation, type KeysStatus } from "./keys.js";
 import type { BackupSummary, CheckedBackup, RestoreSummary } from "./backup.js";
 import { bindVerbs, deprecateFlatMethods, type VerbsOf } from "./namespaces/bind.js";

@@ -1,8 +1,8 @@
 import type { WorkerOptions } from "../worker/worker.js";
 import type { StorageReport } from "../worker/storage-guard.js";
-import type { AnyDefinition } from "../engine/definition.js";
-import type { ControlOptions } from "../engine/control-options.js";
-import type { EventView } from "../engine/views.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
+import type { ControlOptions } from "../engine/control/options.js";
+import type { EventView } from "../engine/runs/views.js";
 import type { EraseReport } from "../store/types.js";
 
 /** Options of an instance's verbs, apart from the instance (stead.ts) so its namespaces (namespaces/) can name them. */

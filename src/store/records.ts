@@ -589,7 +589,7 @@ export interface RunFilter {
 export type RunSortKey = "createdAt" | "updatedAt";
 export type SortOrder = "asc" | "desc";
 
-/** One page of a run listing (see store/run-listing.ts for the limits and the cursor). */
+/** One page of a run listing (see store/listing-cursor.ts for the limits and the cursor). */
 export interface RunQuery extends RunFilter {
   /** Default `createdAt`. */
   sort?: RunSortKey;

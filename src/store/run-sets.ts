@@ -5,7 +5,7 @@
 import { damageRefusal } from "./damage.js";
 import type { RunReads } from "./ports/run-reads.js";
 import type { RunFilter, RunRow } from "./records.js";
-import { MAX_PAGE_SIZE } from "./run-listing.js";
+import { MAX_PAGE_SIZE } from "./listing-cursor.js";
 
 /**
  * Every run matching `filter`, oldest first. A run listed `damaged` refuses the whole set: its

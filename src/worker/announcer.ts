@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import { encodePayload } from "../engine/payload.js";
 import type { DefinitionAnnouncement, DefinitionAnnouncements, Owner } from "../store/types.js";
 

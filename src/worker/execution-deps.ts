@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { crashPoint, crashPointArmed } from "../engine/crash-points.js";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import { readSecret } from "../engine/execution/secrets.js";
 import { Execution } from "../engine/execution/index.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";

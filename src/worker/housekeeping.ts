@@ -1,4 +1,4 @@
-import { deleteFinishedRuns, retentionAge } from "../engine/retention.js";
+import { deleteFinishedRuns, retentionAge } from "../engine/runs/retention.js";
 import type { ClaimsAndLeases, Commits, DefinitionAnnouncements, IdempotencyKeys, RunReads, RunRetention, SnapshotsAndBlobs, StoreErasure, WorkerPresence } from "../store/types.js";
 import { gcWorkspaces } from "../workspace/lazy.js";
 import { ANNOUNCEMENT_RETENTION_MS } from "./announcer.js";

@@ -1,7 +1,7 @@
 import { errorMessage } from "../errors.js";
 import type { Commits, RunReads, StorageCheck, StorageReserve, StorageRoom, Store, Unit } from "../store/types.js";
-import { storageSince } from "../engine/holds.js";
-import { bytesText, type StorageSpace } from "../engine/storage-space.js";
+import { storageSince } from "../engine/runs/holds.js";
+import { bytesText, type StorageSpace } from "../engine/runs/storage-space.js";
 
 /** What a worker tells people about the store's room to write (on stderr from `stead worker`). */
 export type StorageReport =

@@ -1,4 +1,4 @@
-import { resolveWaitUnit } from "../engine/waits.js";
+import { resolveWaitUnit } from "../engine/runs/waits.js";
 import type { ClaimsAndLeases, Commits, RunReads } from "../store/types.js";
 import { ownerIsDead } from "./owner.js";
 

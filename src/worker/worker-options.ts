@@ -1,9 +1,9 @@
 import { SteadError } from "../errors.js";
 import type { Redactor } from "../redaction/redactor.js";
-import type { RunRetentionOptions } from "../engine/retention.js";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { RunRetentionOptions } from "../engine/runs/retention.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import type { ExecutionOutcome } from "../engine/execution/index.js";
-import type { WorkspaceOptions } from "../engine/run-workspace.js";
+import type { WorkspaceOptions } from "../engine/runs/workspace.js";
 import type { RunStatus } from "../store/types.js";
 import type { RestoreHook } from "./restore-gate.js";
 import type { StorageReport } from "./storage-guard.js";

@@ -1,4 +1,4 @@
-import { checkTransition, type TransitionTable } from "../engine/transitions.js";
+import { checkTransition, type TransitionTable } from "../engine/runs/transitions.js";
 
 /**
  * The lifecycle of a worker, in the words of Temporal's worker (INITIALIZED, RUNNING, STOPPING,

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { crashPoint } from "../engine/crash-points.js";
-import type { AnyDefinition } from "../engine/definition.js";
+import type { AnyDefinition } from "../engine/definitions/definition.js";
 import { DEFAULT_PAYLOAD_LIMIT } from "../engine/payload.js";
 import { DEFAULT_HEADROOM_BYTES, isStorageFull, isStoreLost } from "../store/faults.js";
 import type { ClaimedRun, Owner, Store } from "../store/types.js";

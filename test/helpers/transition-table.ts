@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import type { TransitionTable } from "../../src/engine/transitions.js";
+import type { TransitionTable } from "../../src/engine/runs/transitions.js";
 
 interface Machine<S extends { kind: K }, K extends string> {
   readonly current: S;

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
 import type { Stead } from "../../stead/stead.js";
-import type { ReleaseChoice } from "../../engine/holds.js";
+import type { ReleaseChoice } from "../../engine/runs/holds.js";
 import { SteadError } from "../../errors.js";
 import { act, byAt, defaultBy, example, keyOf, parseJsonArg, print, withKeyOption, withStead } from "../context.js";
 import { EXIT, type ExitCode } from "../exit-codes.js";

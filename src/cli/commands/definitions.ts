@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { DefinitionView } from "../../engine/served-definitions.js";
+import type { DefinitionView } from "../../engine/definitions/served-definitions.js";
 import { act, defaultBy, example, keyOf, print, printJson, readJsonInput, shellQuote, withKeyOption, withStead } from "../context.js";
 import { age, printable, table, truncate } from "../format.js";
 

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { Stead } from "../../stead/stead.js";
-import type { EventView } from "../../engine/views.js";
+import type { EventView } from "../../engine/runs/views.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../../store/types.js";
 import { inStatusColour, statusColour } from "../colour.js";
 import { LiveText } from "../live-text.js";

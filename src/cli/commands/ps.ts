@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../engine/durations.js";
-import { spaceClause, storageSpace } from "../../engine/storage-space.js";
-import type { RunListQuery } from "../../engine/run-listing.js";
+import { spaceClause, storageSpace } from "../../engine/runs/storage-space.js";
+import type { RunListQuery } from "../../engine/runs/listing.js";
 import { SteadError } from "../../errors.js";
 import { RUN_STATUSES, type RunStatus } from "../../store/types.js";
 import { statusColour } from "../colour.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { retentionAge } from "../../engine/retention.js";
+import { retentionAge } from "../../engine/runs/retention.js";
 import { formatBytes } from "../../engine/byte-sizes.js";
 import { formatDuration } from "../../engine/durations.js";
 import { SteadError } from "../../errors.js";

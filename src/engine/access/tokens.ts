@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { SteadError } from "../../errors.js";
 import { holdsToken } from "../../redaction/redact.js";
 import type { TokenRecord, TokenStore } from "../../store/types.js";
-import type { Replayable } from "../idempotency.js";
+import type { Replayable } from "../control/idempotency.js";
 import { idExcerpt } from "../ids.js";
 import { checkRole, isRole, type Role } from "./roles.js";
 import { isWellFormedToken, newTokenSecret, sameDigest, tokenHash } from "./token-secret.js";

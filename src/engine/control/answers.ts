@@ -1,8 +1,8 @@
 import { SteadError } from "../../errors.js";
 import type { Commits, IdempotencyKeys, RunReads, WaitRow } from "../../store/types.js";
-import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
+import { onceByKey, sameArgs, type Replayable } from "./idempotency.js";
 import { encodePayload } from "../payload.js";
-import { requestKindOf, resolveWaitUnit } from "../waits.js";
+import { requestKindOf, resolveWaitUnit } from "../runs/waits.js";
 import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
 import type { Decision, DecisionRules, FieldValues } from "./decision-rules.js";
 import type { DecisionResult, SignalResult } from "../../client/api-types.js";

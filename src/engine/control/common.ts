@@ -1,7 +1,7 @@
 import { SteadError } from "../../errors.js";
 import type { Commits, EventRow, Mutation, RunReads, RunRow, UnitResult } from "../../store/types.js";
 import { keyTaken } from "../../store/faults.js";
-import type { ControlVerb, KeyedCall } from "../idempotency.js";
+import type { ControlVerb, KeyedCall } from "./idempotency.js";
 import { idExcerpt } from "../ids.js";
 import type { DecisionRules } from "./decision-rules.js";
 

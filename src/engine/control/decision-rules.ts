@@ -1,4 +1,4 @@
-import type { RequestKind } from "../waits.js";
+import type { RequestKind } from "../runs/waits.js";
 
 /**
  * A person's decision on an approval, as the engine reads it: approve or deny, who, and why. The
@@ -45,7 +45,7 @@ export interface DecisionCheck {
   name: string;
   /** The request the approval was opened with, as stored (JSON text, or null). */
   request: string | null;
-  /** What the request is (engine/waits.ts requestKindOf): the rules of a tool call apply to "tool-call" only. */
+  /** What the request is (engine/runs/waits.ts requestKindOf): the rules of a tool call apply to "tool-call" only. */
   requestKind: RequestKind | null;
   approved: boolean;
   fields: FieldValues;

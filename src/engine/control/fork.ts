@@ -1,7 +1,7 @@
 import { SteadError } from "../../errors.js";
 import type { Commits, IdempotencyKeys, RunReads, StepRow } from "../../store/types.js";
 import { newRunId } from "../ids.js";
-import { onceByKey, type Replayable } from "../idempotency.js";
+import { onceByKey, type Replayable } from "./idempotency.js";
 import { keyed, requireRun, type ControlCall } from "./common.js";
 import type { ForkResult } from "../../client/api-types.js";
 

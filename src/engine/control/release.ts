@@ -1,8 +1,8 @@
 import { SteadError } from "../../errors.js";
 import type { Commits, HoldRow, IdempotencyKeys, RunReads, StepWrite, StorageRoom } from "../../store/types.js";
 import { DEFAULT_HEADROOM_BYTES } from "../../store/faults.js";
-import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "../holds.js";
-import { onceByKey, sameArgs, type Replayable } from "../idempotency.js";
+import { HOLD_CHOICES, OUTCOME_UNKNOWN, type ReleaseChoice } from "../runs/holds.js";
+import { onceByKey, sameArgs, type Replayable } from "./idempotency.js";
 import { encodePayload } from "../payload.js";
 import { atText, byText, commitOne, keyed, raced, requireRun, type ControlCall } from "./common.js";
 

@@ -2,7 +2,7 @@ import { SteadError } from "../../errors.js";
 import type { Commits, IdempotencyKeys, Mutation, RunReads, RunRow, SnapshotsAndBlobs, StepRow } from "../../store/types.js";
 import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns, sessionTurns } from "../../store/run-sets.js";
-import { onceByKey, type Replayable } from "../idempotency.js";
+import { onceByKey, type Replayable } from "./idempotency.js";
 import { decodeError } from "../payload.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
 import type { ResumeResult, RetryResult } from "../../client/api-types.js";

@@ -6,13 +6,13 @@
 import { SteadError, errorMessage } from "../../errors.js";
 import type { Commits, DefinitionAnnouncements, DefinitionRecord, IdempotencyKeys } from "../../store/types.js";
 import { checkWorkspace } from "../../workspace/workspace-path.js";
-import { DEFINITION_NAME } from "../definition.js";
+import { DEFINITION_NAME } from "../definitions/definition.js";
 import { checkChosenRunId, newRunId } from "../ids.js";
-import { onceByKey, type Replayable } from "../idempotency.js";
-import { inputMismatch } from "../input-schema.js";
-import { jsonSchemaIssues } from "../json-schema.js";
+import { onceByKey, type Replayable } from "./idempotency.js";
+import { inputMismatch } from "../definitions/input-schema.js";
+import { jsonSchemaIssues } from "../definitions/json-schema.js";
 import { encodePayload } from "../payload.js";
-import { currentRecords } from "../served-definitions.js";
+import { currentRecords } from "../definitions/served-definitions.js";
 import { keyed, type KeyOption } from "./common.js";
 import type { StartByNameResult } from "../../client/api-types.js";
 

@@ -2,7 +2,7 @@ import type { Commits, IdempotencyKeys, Mutation, RunReads, RunRow, RunStatus } 
 import { TERMINAL_STATUSES } from "../../store/types.js";
 import { childRuns } from "../../store/run-sets.js";
 import { resolveParent } from "../execution/index.js";
-import { onceByKey, type Replayable } from "../idempotency.js";
+import { onceByKey, type Replayable } from "./idempotency.js";
 import { commitOne, dataOf, keyed, lastEvent, raced, requireRun, stateError, type ControlCall } from "./common.js";
 import type { CancelResult, PauseResult } from "../../client/api-types.js";
 

@@ -1,9 +1,9 @@
 import { SteadError } from "../../errors.js";
 import type { Mutation, RunReads, RunRow, Store, WaitOpen } from "../../store/types.js";
-import type { WorkflowDefinition } from "../definition.js";
+import type { WorkflowDefinition } from "../definitions/definition.js";
 import { childRunId } from "../ids.js";
 import { encodePayload } from "../payload.js";
-import { resolveWaitUnit } from "../waits.js";
+import { resolveWaitUnit } from "../runs/waits.js";
 
 /** How a child run ended, as its parent's `child` wait records it. */
 export interface ChildResult<O> {

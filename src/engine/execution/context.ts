@@ -2,11 +2,11 @@ import { SteadError } from "../../errors.js";
 import type { StreamRedaction } from "../../redaction/stream-redactor.js";
 import type { EventWrite, OutputRefField, RunRow, Store } from "../../store/types.js";
 import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
-import type { WorkflowDefinition } from "../definition.js";
+import type { WorkflowDefinition } from "../definitions/definition.js";
 import { parseDuration } from "../durations.js";
 import type { EnginePort } from "../port.js";
 import { encodePayload } from "../payload.js";
-import type { RequestKind } from "../waits.js";
+import type { RequestKind } from "../runs/waits.js";
 import { childOutcome, childStart, type ChildResult } from "./children.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { stepScope } from "./step-scope.js";
@@ -68,7 +68,7 @@ export function enginePort(x: ContextParts): EnginePort {
   };
 }
 
-/** Parks on an approval whose request is of `requestKind` (engine/waits.ts). */
+/** Parks on an approval whose request is of `requestKind` (engine/runs/waits.ts). */
 function approvalWait<T>(x: ContextParts, name: string, request: unknown, requestKind: RequestKind): Promise<T> {
   const runId = x.run.id;
   return x.waits.wait<T>(name, "approval", () => ({

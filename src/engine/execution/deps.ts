@@ -1,6 +1,6 @@
 import type { StreamRedaction } from "../../redaction/stream-redactor.js";
 import type { Owner, Store, Unit, UnitResult } from "../../store/types.js";
-import type { WorkspaceOptions } from "../run-workspace.js";
+import type { WorkspaceOptions } from "../runs/workspace.js";
 
 /** What the worker gives each execution it starts. */
 export interface ExecutionDeps {

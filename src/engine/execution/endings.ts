@@ -1,5 +1,5 @@
 import type { OutputRefField, RunRow, Store } from "../../store/types.js";
-import { storedWithRefs } from "../output-refs.js";
+import { storedWithRefs } from "../runs/output-refs.js";
 import { decodePayload, encodeError, encodePayload, errorRecord } from "../payload.js";
 import { foreignChild, parentWake } from "./children.js";
 import type { JournalCursor } from "./cursor.js";

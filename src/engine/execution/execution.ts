@@ -1,12 +1,12 @@
 import { SteadError, errorMessage } from "../../errors.js";
 import type { ClaimedRun, OutputRefField, RunRow } from "../../store/types.js";
-import type { AnyDefinition } from "../definition.js";
+import type { AnyDefinition } from "../definitions/definition.js";
 import type { Recovery, WorkflowContext } from "../context-types.js";
 import { portedBody } from "../port.js";
 import { decodePayload } from "../payload.js";
 import { envSecret } from "./secrets.js";
 import { UNREDACTED_STREAM } from "../../redaction/stream-redactor.js";
-import { checkedInput } from "../input-schema.js";
+import { checkedInput } from "../definitions/input-schema.js";
 import { enginePort, publicContext, type ContextParts } from "./context.js";
 import { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";

@@ -1,6 +1,6 @@
 import type { HoldKind, Mutation, StepKind, WaitOpen } from "../../store/types.js";
 import type { ExecutionOutcome } from "./outcome.js";
-import { checkTransition, type TransitionTable } from "../transitions.js";
+import { checkTransition, type TransitionTable } from "../runs/transitions.js";
 
 /** A hold an execution puts on its run: what it is, why, and the journal position it is about. */
 export interface HoldFacts {

@@ -6,7 +6,7 @@ import type { EngineStepOptions } from "../port.js";
 import { decodeError, decodePayload, encodeError, encodePayload } from "../payload.js";
 import type { JournalCursor } from "./cursor.js";
 import type { ExecutionDeps } from "./deps.js";
-import { ERROR_OUTCOME } from "../holds.js";
+import { ERROR_OUTCOME } from "../runs/holds.js";
 import { ambiguousEffect } from "./hold-facts.js";
 import type { HoldFacts, Lifecycle } from "./lifecycle.js";
 import { stepScope } from "./step-scope.js";

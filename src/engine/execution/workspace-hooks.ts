@@ -1,5 +1,5 @@
 import type { ClaimedRun, EventWrite, StepKind } from "../../store/types.js";
-import { RunWorkspace, type CaptureParts } from "../run-workspace.js";
+import { RunWorkspace, type CaptureParts } from "../runs/workspace.js";
 import type { ExecutionDeps } from "./deps.js";
 import { workspaceGap } from "./hold-facts.js";
 import type { HoldFacts, Lifecycle } from "./lifecycle.js";

@@ -3,7 +3,7 @@
  * arguments a person must supply, by the tool's own argument names. A way no tool takes (start a
  * worker: it runs where the definition's code is) has `tool: null` and its facts as arguments.
  */
-import type { Explanation, WayOut } from "../../engine/why.js";
+import type { Explanation, WayOut } from "../../engine/runs/why.js";
 import type { ToolName } from "./tool-table.js";
 
 export interface ToolCallWay {

@@ -2,7 +2,7 @@
 import type { Route } from "../route-table.js";
 import { CONTROL } from "./control.js";
 import { DEFINITIONS } from "./definitions.js";
-import { RUN_LISTING } from "./run-listing.js";
+import { RUN_LISTING } from "./listing.js";
 import { RUN_READS } from "./runs.js";
 import { SESSIONS } from "./sessions.js";
 import { STREAMS } from "./streams.js";

@@ -5,7 +5,7 @@
  * message; one that showed some deltas shows the part of `text` after them.
  */
 import { modelStepText } from "../../agent/live-text.js";
-import type { EventView } from "../../engine/views.js";
+import type { EventView } from "../../engine/runs/views.js";
 import type { Stead } from "../../stead/stead.js";
 
 export async function withModelText(stead: Stead, e: EventView): Promise<EventView> {

@@ -5,7 +5,7 @@
  * learnt here once per page, so a session's streams gain its new turns with no read of their own.
  */
 import { isValidRunId } from "../../engine/ids.js";
-import type { EventStreamPage, EventView } from "../../engine/views.js";
+import type { EventStreamPage, EventView } from "../../engine/runs/views.js";
 import type { Stead } from "../../stead/stead.js";
 import { withModelText } from "./model-text.js";
 import { eventMessage } from "./sse.js";
@@ -57,7 +57,7 @@ export class SharedPage {
 export const CREATED = "run.created";
 
 /**
- * The session a new run is a turn of. A turn's `run.created` names its session (engine/session-turns.ts,
+ * The session a new run is a turn of. A turn's `run.created` names its session (engine/sessions/turns.ts,
  * since sessions began); no other run's names one. A name the redactor rewrote (its marker is no
  * id) is read from the run's row instead: one read for that run, however many streams are open.
  */

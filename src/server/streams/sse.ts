@@ -6,7 +6,7 @@
  * nothing else), and JSON.stringify escapes both characters inside strings, so one `data:` line
  * carries the whole event however the model or tool wrote it.
  */
-import type { EventView } from "../../engine/views.js";
+import type { EventView } from "../../engine/runs/views.js";
 
 const encoder = new TextEncoder();
 

@@ -1,6 +1,6 @@
 /** `stead.definitions`: what workers serve and served, and the live workers, from the store alone. */
-import { listDefinitions, type DefinitionView } from "../../engine/served-definitions.js";
-import type { WorkerView } from "../../engine/serving-workers.js";
+import { listDefinitions, type DefinitionView } from "../../engine/definitions/served-definitions.js";
+import type { WorkerView } from "../../engine/definitions/serving-workers.js";
 import { callableNamespace, type StoreHost } from "./bind.js";
 
 type DefinitionFilter = { name?: string };

@@ -1,5 +1,5 @@
 /** `stead.holds`: holds across runs, or one run's. */
-import { holdView, type HoldView } from "../../engine/views.js";
+import { holdView, type HoldView } from "../../engine/runs/views.js";
 import { callableNamespace, type StoreHost } from "./bind.js";
 
 type HoldFilter = { runId?: string; open?: boolean };

@@ -1,12 +1,12 @@
 /** `stead.runs`: a run's start, reads and control verbs. */
-import type { AnyDefinition, WorkflowDefinition } from "../../engine/definition.js";
+import type { AnyDefinition, WorkflowDefinition } from "../../engine/definitions/definition.js";
 import type * as verbs from "../../engine/control/index.js";
-import type { ControlOptions } from "../../engine/control-options.js";
-import type { Replayable } from "../../engine/idempotency.js";
-import type * as listing from "../../engine/run-listing.js";
-import type { RunRetentionOptions, RunRetentionSummary } from "../../engine/retention.js";
-import type { Explanation } from "../../engine/why.js";
-import { waitView, type EventStreamPage, type EventView, type HoldView, type RunInfo, type StepView, type WaitView } from "../../engine/views.js";
+import type { ControlOptions } from "../../engine/control/options.js";
+import type { Replayable } from "../../engine/control/idempotency.js";
+import type * as listing from "../../engine/runs/listing.js";
+import type { RunRetentionOptions, RunRetentionSummary } from "../../engine/runs/retention.js";
+import type { Explanation } from "../../engine/runs/why.js";
+import { waitView, type EventStreamPage, type EventView, type HoldView, type RunInfo, type StepView, type WaitView } from "../../engine/runs/views.js";
 import { requireRun } from "../../engine/control/common.js";
 import type { EraseOptions, Erased, FollowOptions, StartOptions } from "../verb-options.js";
 import type { StoreHost } from "./bind.js";
@@ -21,7 +21,7 @@ export interface SteadRuns {
    */
   startByName(name: string, input: unknown, options?: StartOptions): Promise<Replayable<verbs.StartByNameResult>>;
   get(runId: string): Promise<RunInfo>;
-  /** One page of runs and the cursor of the next (see engine/run-listing.ts). Reads no journal. */
+  /** One page of runs and the cursor of the next (see engine/runs/listing.ts). Reads no journal. */
   list(query?: listing.RunListQuery): Promise<listing.RunListPage>;
   /** How many runs match `filter` (the filters of `list`); counts every match, so its cost grows with them. */
   count(filter?: listing.RunListFilter): Promise<number>;

@@ -1,9 +1,9 @@
 /** `stead.sessions`: sessions, their turns and transcripts, and a session's next turn. */
-import type { ControlOptions } from "../../engine/control-options.js";
-import type { Replayable } from "../../engine/idempotency.js";
-import { sessionView, type SessionView } from "../../engine/sessions.js";
-import type { TurnView } from "../../engine/session-turns.js";
-import type { RunInfo } from "../../engine/views.js";
+import type { ControlOptions } from "../../engine/control/options.js";
+import type { Replayable } from "../../engine/control/idempotency.js";
+import { sessionView, type SessionView } from "../../engine/sessions/session.js";
+import type { TurnView } from "../../engine/sessions/turns.js";
+import type { RunInfo } from "../../engine/runs/views.js";
 import type { SessionTranscript } from "../../agent/session-transcript.js";
 import { callableNamespace, type StoreHost } from "./bind.js";
 

@@ -1,12 +1,12 @@
 /** `stead.waits`: open waits across runs (an approvals inbox). */
-import type { OpenWaits } from "../../engine/open-waits.js";
-import type { WaitView } from "../../engine/views.js";
+import type { OpenWaits } from "../../engine/runs/open-waits.js";
+import type { WaitView } from "../../engine/runs/views.js";
 import type { WaitKind } from "../../store/types.js";
 import { callableNamespace } from "./bind.js";
 import type { SteadRuns } from "./runs.js";
 
 export interface SteadWaits {
-  /** Open waits across runs, newest first; see engine/open-waits.ts for the bound on runs looked at. */
+  /** Open waits across runs, newest first; see engine/runs/open-waits.ts for the bound on runs looked at. */
   list(filter?: { kind?: WaitKind; limit?: number }): Promise<OpenWaits>;
 }
 

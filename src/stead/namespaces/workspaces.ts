@@ -1,5 +1,5 @@
 /** `stead.workspaces`: a run's workspace snapshots, read, restored and compared. */
-import type { RestoreOptions, Restored, RunSnapshotEntries, RunSnapshotFile, RunSnapshots, SnapshotFiles, SnapshotFilesOptions } from "../../engine/run-snapshots.js";
+import type { RestoreOptions, Restored, RunSnapshotEntries, RunSnapshotFile, RunSnapshots, SnapshotFiles, SnapshotFilesOptions } from "../../engine/runs/snapshots.js";
 import type { TreeDiff } from "../../workspace/index.js";
 
 /** Which snapshot of a run's workspace: a step's (`step`) or by number (`seq`); default its latest step's. */

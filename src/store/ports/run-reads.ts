@@ -6,7 +6,7 @@ export interface RunReads {
   /**
    * One page of runs matching the query's filters, in its sort order (id breaking ties), and the
    * cursor of the next page. Keyset pagination on indexed columns: a page's cost follows its size,
-   * not the store's (store/run-listing.ts; the indexes are listed in store/README.md). A malformed
+   * not the store's (store/listing-cursor.ts; the indexes are listed in store/README.md). A malformed
    * filter, limit or cursor is refused (STEAD_BAD_OPTION, `details.field` naming it).
    */
   listRuns(query?: RunQuery): Promise<RunPage>;

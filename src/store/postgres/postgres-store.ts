@@ -6,7 +6,7 @@ import { SteadError } from "../../errors.js";
 import { toRun } from "../rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
-import { sessionInNewRuns } from "../sessions-sql.js";
+import { sessionInNewRuns } from "../sql/sessions.js";
 import { leaseHeld } from "../sql/claim-rule.js";
 import { postgresClaims } from "./claims.js";
 import { postgresRunReads } from "./run-reads.js";

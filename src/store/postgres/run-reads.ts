@@ -6,8 +6,8 @@ import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import * as listing from "../sql/run-listing.js";
-import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
-import { sessionsSql } from "../sessions-sql.js";
+import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../listing-cursor.js";
+import { sessionsSql } from "../sql/sessions.js";
 import type { PostgresConnection } from "./connection.js";
 import type {
   EventFilter,

@@ -9,7 +9,7 @@
  * migration renders it with `ddlSince`. Columns are listed in the order the migrations created
  * them: that order is a dump's column order.
  */
-import { TERMINAL_SQL } from "../sessions-sql.js";
+import { TERMINAL_SQL } from "../sql/sessions.js";
 import { added, bookkeeping, col, type TableSpec } from "./model.js";
 
 /**

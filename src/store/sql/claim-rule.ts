@@ -12,7 +12,7 @@
  * disjoint runs without waiting on each other. Later rules (pinning, concurrency keys, priority,
  * fairness) belong here, in `claimCandidates`, so both stores and `claimable` keep one rule.
  */
-import { earlierTurnsEnded } from "../sessions-sql.js";
+import { earlierTurnsEnded } from "./sessions.js";
 import type { SqlDialect } from "./dialect.js";
 import type { Query } from "./reads.js";
 

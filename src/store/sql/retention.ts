@@ -2,7 +2,7 @@
  * Retention's statements, the same text on both SQL stores (`?` placeholders; see dialect.ts).
  * Each store runs TREE for every root and the deletes in one transaction of its own.
  */
-import { TERMINAL_SQL } from "../sessions-sql.js";
+import { TERMINAL_SQL } from "./sessions.js";
 import { TERMINAL_STATUSES, type RunStatus } from "../records.js";
 import type { RetentionOptions } from "../ports/retention.js";
 

@@ -1,5 +1,5 @@
 /**
- * The statements of a run listing (store/run-listing.ts checks the query), for both SQL stores.
+ * The statements of a run listing (store/listing-cursor.ts checks the query), for both SQL stores.
  * Each promised shape is one index walk in the page's order, stopped after the page (the indexes
  * and the query each serves are listed in store/README.md; test/store.run-listing-plans.test.ts
  * EXPLAINs them):
@@ -14,7 +14,7 @@
  * Other filters are checked on the rows the walk visits.
  */
 import type { HoldRow, RunActivity, StepKind, StepStatus, WaitRow } from "../records.js";
-import type { CheckedFilter, CheckedQuery } from "../run-listing.js";
+import type { CheckedFilter, CheckedQuery } from "../listing-cursor.js";
 import type { SqlDialect } from "./dialect.js";
 import type { Query } from "./reads.js";
 

@@ -8,7 +8,7 @@
 import type Database from "better-sqlite3";
 import type { EventWrite, IdempotencyWrite, Mutation, NewRun, RunStatus, SnapshotWrite, StepWrite, UnitResult } from "../types.js";
 import { CHECKS, WRITES, type CheckName, type WriteName } from "../mutation/plan.js";
-import { sessionInNewRuns } from "../sessions-sql.js";
+import { sessionInNewRuns } from "../sql/sessions.js";
 import { indexPredicate } from "../schema/tables.js";
 import { wakes } from "../mutation/wakes.js";
 import { storedPayload } from "./stored-payload.js";

@@ -21,12 +21,12 @@ import type {
   WaitRow,
 } from "../types.js";
 import { toEvent, toHold, toRun, toSession, toStep, toWait } from "../rows.js";
-import { sessionsSql } from "../sessions-sql.js";
+import { sessionsSql } from "../sql/sessions.js";
 import type { SqliteConnection } from "./connection.js";
 import { SQLITE_DIALECT as SQL } from "../sql/dialect.js";
 import * as reads from "../sql/reads.js";
 import * as listing from "../sql/run-listing.js";
-import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../run-listing.js";
+import { checkRunFilter, checkRunIds, checkRunQuery, pageOf } from "../listing-cursor.js";
 import { sqliteEventsAfter } from "./event-stream.js";
 
 type Raw = Record<string, unknown>;

@@ -3,11 +3,11 @@
  * the files that differ between two steps. Each call first checks the run exists.
  */
 import { resolve } from "node:path";
-import { SteadError } from "../errors.js";
-import type { Commits, RunReads, SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
-import type { SnapshotEntries, SnapshotEntry, ReadFilesOptions, SnapshotFile, StoredNotes, TreeDiff } from "../workspace/index.js";
-import { workspace, type Workspace } from "../workspace/lazy.js";
-import { requireRun } from "./control/common.js";
+import { SteadError } from "../../errors.js";
+import type { Commits, RunReads, SnapshotRow, SnapshotsAndBlobs } from "../../store/types.js";
+import type { SnapshotEntries, SnapshotEntry, ReadFilesOptions, SnapshotFile, StoredNotes, TreeDiff } from "../../workspace/index.js";
+import { workspace, type Workspace } from "../../workspace/lazy.js";
+import { requireRun } from "../control/common.js";
 
 /** A snapshot with its notes and checkpoint metadata parsed. */
 export type SnapshotView = Omit<SnapshotRow, "notes" | "checkpoint"> & { notes: StoredNotes; checkpoint: unknown };

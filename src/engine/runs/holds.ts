@@ -1,7 +1,7 @@
-import type { HoldKind } from "../store/types.js";
-import type { ReleaseChoice } from "../client/api-types.js";
+import type { HoldKind } from "../../store/types.js";
+import type { ReleaseChoice } from "../../client/api-types.js";
 
-export type { ReleaseChoice } from "../client/api-types.js";
+export type { ReleaseChoice } from "../../client/api-types.js";
 
 export interface HoldChoice {
   choice: ReleaseChoice;

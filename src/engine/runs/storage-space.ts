@@ -4,7 +4,7 @@
  * `storage.full` event and the worker's report record them. On a volume smaller than the need,
  * the hold never clears by itself: saying both numbers is how a person can tell.
  */
-import { formatBytes } from "./byte-sizes.js";
+import { formatBytes } from "../byte-sizes.js";
 
 export interface StorageSpace {
   needBytes: number;

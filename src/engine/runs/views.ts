@@ -3,12 +3,12 @@
  * they are declared once in client/api-types.ts (the `wire` layer, below every other) and
  * re-exported here.
  */
-import type { EventView, HoldView, RunInfo, StepView, WaitView } from "../client/api-types.js";
-import type { EventRow, ListedHold, ListedRun, ListedWait, StepRow } from "../store/types.js";
-import { decodeError, decodePayload } from "./payload.js";
+import type { EventView, HoldView, RunInfo, StepView, WaitView } from "../../client/api-types.js";
+import type { EventRow, ListedHold, ListedRun, ListedWait, StepRow } from "../../store/types.js";
+import { decodeError, decodePayload } from "../payload.js";
 import { requestKindOf } from "./waits.js";
 
-export type { EventView, HoldView, RunInfo, StepView, WaitView } from "../client/api-types.js";
+export type { EventView, HoldView, RunInfo, StepView, WaitView } from "../../client/api-types.js";
 
 /** One read of the event stream (`stead.runs.eventsAfter`). */
 export interface EventStreamPage {

@@ -1,4 +1,4 @@
-import type { OutputRefField, RunReads, StepRow } from "../store/types.js";
+import type { OutputRefField, RunReads, StepRow } from "../../store/types.js";
 
 /**
  * Output references: fields of a run's output that a journaled step of the same run holds already

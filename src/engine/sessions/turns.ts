@@ -4,19 +4,19 @@
  * of a session that exists under the definition and module its last turn recorded. Both queue
  * through `queueTurn`, so a key used by one replays in the other.
  */
-import { SteadError } from "../errors.js";
-import { damageRefusal } from "../store/damage.js";
-import { sessionTurns } from "../store/run-sets.js";
-import type { Commits, IdempotencyKeys, RunReads, RunRow } from "../store/types.js";
-import type { KeyOption } from "./control/common.js";
-import type { ControlOptions } from "./control-options.js";
-import { checkRunId, idExcerpt, newRunId } from "./ids.js";
-import { onceByKey, type Replayable } from "./idempotency.js";
-import { encodePayload } from "./payload.js";
-import type { RunInfo } from "./views.js";
-import type { TurnOutcome, TurnView } from "../client/api-types.js";
+import { SteadError } from "../../errors.js";
+import { damageRefusal } from "../../store/damage.js";
+import { sessionTurns } from "../../store/run-sets.js";
+import type { Commits, IdempotencyKeys, RunReads, RunRow } from "../../store/types.js";
+import type { KeyOption } from "../control/common.js";
+import type { ControlOptions } from "../control/options.js";
+import { checkRunId, idExcerpt, newRunId } from "../ids.js";
+import { onceByKey, type Replayable } from "../control/idempotency.js";
+import { encodePayload } from "../payload.js";
+import type { RunInfo } from "../runs/views.js";
+import type { TurnOutcome, TurnView } from "../../client/api-types.js";
 
-export type { TurnOutcome, TurnView } from "../client/api-types.js";
+export type { TurnOutcome, TurnView } from "../../client/api-types.js";
 
 export function turnOutcome(status: string, error: string | null): TurnOutcome {
   if (status === "failed" && error?.includes("STEAD_TURN_INTERRUPTED")) return "interrupted";

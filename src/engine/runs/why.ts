@@ -1,14 +1,14 @@
-import type { HoldRow, RunRow, StepRow, WaitRow } from "../store/types.js";
-import { formatDuration } from "./durations.js";
+import type { HoldRow, RunRow, StepRow, WaitRow } from "../../store/types.js";
+import { formatDuration } from "../durations.js";
 import { HOLD_CHOICES, storageSince } from "./holds.js";
 import { bytesText, storageSpace, type StorageSpace } from "./storage-space.js";
-import { decodeError } from "./payload.js";
-import type { Explanation, PlainCall, WayOut } from "../client/api-types.js";
+import { decodeError } from "../payload.js";
+import type { Explanation, PlainCall, WayOut } from "../../client/api-types.js";
 import { requestKindOf } from "./waits.js";
 
 export type { WayOut } from "./ways-out.js";
 
-export type { Explanation } from "../client/api-types.js";
+export type { Explanation } from "../../client/api-types.js";
 
 const call = (what: string, verb: PlainCall["verb"], runId: string): PlainCall => ({ what, verb, runId, args: {}, supply: [] });
 

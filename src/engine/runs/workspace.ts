@@ -1,10 +1,10 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { errorMessage } from "../errors.js";
+import { errorMessage } from "../../errors.js";
 import { existsSync, readdirSync } from "node:fs";
-import type { ClaimedRun, EventWrite, RunReads, SnapshotsAndBlobs, SnapshotWrite, StoreLifecycle } from "../store/types.js";
-import { sessionTurns } from "../store/run-sets.js";
-import type { CaptureResult, RestoreModeOptions, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../workspace/index.js";
-import { workspace, type Workspace } from "../workspace/lazy.js";
+import type { ClaimedRun, EventWrite, RunReads, SnapshotsAndBlobs, SnapshotWrite, StoreLifecycle } from "../../store/types.js";
+import { sessionTurns } from "../../store/run-sets.js";
+import type { CaptureResult, RestoreModeOptions, ScanOptions, SettleOptions, WorkspacePolicy, WorkspaceTracker } from "../../workspace/index.js";
+import { workspace, type Workspace } from "../../workspace/lazy.js";
 
 /** How a worker treats the workspaces of the runs it executes. */
 export interface WorkspaceOptions {

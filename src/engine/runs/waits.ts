@@ -1,5 +1,5 @@
-import type { RequestKind } from "../client/api-types.js";
-import type { Mutation, WaitRow } from "../store/types.js";
+import type { RequestKind } from "../../client/api-types.js";
+import type { Mutation, WaitRow } from "../../store/types.js";
 
 /**
  * What an approval's request is (WaitRow.requestKind): an agent's tool call (a decision on it

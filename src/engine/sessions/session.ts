@@ -1,17 +1,17 @@
-import { SteadError } from "../errors.js";
-import type { SessionSummary } from "../store/types.js";
-import type { WorkflowDefinition } from "./definition.js";
-import { isDefinition } from "./definition.js";
-import { checkRunId } from "./ids.js";
-import { checkedInput } from "./input-schema.js";
-import type { ControlOptions } from "./control-options.js";
-import type { Replayable } from "./idempotency.js";
-import { queueTurn, turnOutcome, turnViews, type SessionHost, type TurnView } from "./session-turns.js";
-import type { SessionView } from "../client/api-types.js";
+import { SteadError } from "../../errors.js";
+import type { SessionSummary } from "../../store/types.js";
+import type { WorkflowDefinition } from "../definitions/definition.js";
+import { isDefinition } from "../definitions/definition.js";
+import { checkRunId } from "../ids.js";
+import { checkedInput } from "../definitions/input-schema.js";
+import type { ControlOptions } from "../control/options.js";
+import type { Replayable } from "../control/idempotency.js";
+import { queueTurn, turnOutcome, turnViews, type SessionHost, type TurnView } from "./turns.js";
+import type { SessionView } from "../../client/api-types.js";
 
-export type { SessionView } from "../client/api-types.js";
+export type { SessionView } from "../../client/api-types.js";
 
-export { turnOutcome, type SessionHost, type TurnOutcome, type TurnView } from "./session-turns.js";
+export { turnOutcome, type SessionHost, type TurnOutcome, type TurnView } from "./turns.js";
 
 export function sessionView(s: SessionSummary): SessionView {
   return {

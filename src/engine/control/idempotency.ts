@@ -1,8 +1,8 @@
-import { SteadError } from "../errors.js";
-import { argsDigestOf, plainDigest } from "../store/args-digest.js";
-import type { IdempotencyKeys, IdempotencyRow, IdempotencyWrite } from "../store/types.js";
-import { idExcerpt } from "./ids.js";
-import { canonical } from "./canonical.js";
+import { SteadError } from "../../errors.js";
+import { argsDigestOf, plainDigest } from "../../store/args-digest.js";
+import type { IdempotencyKeys, IdempotencyRow, IdempotencyWrite } from "../../store/types.js";
+import { idExcerpt } from "../ids.js";
+import { canonical } from "../canonical.js";
 
 /** The control commands that take an idempotency key. */
 export type ControlVerb = "start" | "send" | "approve" | "deny" | "signal" | "release" | "pause" | "resume" | "cancel" | "fork" | "retry";

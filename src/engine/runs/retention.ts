@@ -4,12 +4,12 @@
  * (which re-checks, inside its transaction, that every run of it is finished and old enough), then
  * the workspace blobs no snapshot refers to any more.
  */
-import { SteadError } from "../errors.js";
-import type { RetentionResult, RunRetention, SnapshotsAndBlobs } from "../store/types.js";
-import type { GcResult } from "../workspace/index.js";
-import { gcWorkspaces } from "../workspace/lazy.js";
-import { parseDuration } from "./durations.js";
-import { DEFAULT_IDEMPOTENCY_TTL_MS } from "./idempotency.js";
+import { SteadError } from "../../errors.js";
+import type { RetentionResult, RunRetention, SnapshotsAndBlobs } from "../../store/types.js";
+import type { GcResult } from "../../workspace/index.js";
+import { gcWorkspaces } from "../../workspace/lazy.js";
+import { parseDuration } from "../durations.js";
+import { DEFAULT_IDEMPOTENCY_TTL_MS } from "../control/idempotency.js";
 import { referencedSteps } from "./output-refs.js";
 
 export interface RunRetentionOptions {

@@ -2,8 +2,8 @@
  * SQL about sessions shared by every SQL store (both dialects accept it as written). A session is
  * the set of runs sharing a `session_id`; each is a turn, numbered from 1 by `createRun`.
  */
-import { SteadError } from "../errors.js";
-import { TERMINAL_STATUSES } from "./types.js";
+import { SteadError } from "../../errors.js";
+import { TERMINAL_STATUSES } from "../types.js";
 
 /**
  * `('completed', 'failed', 'cancelled')`. Migration 2's partial index `runs_session_open` spells

@@ -12,7 +12,7 @@
  */
 import { createRequire } from "node:module";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import type { InputIssue } from "./context-types.js";
+import type { InputIssue } from "../context-types.js";
 
 interface AjvLike {
   compile(schema: object): ValidateFunction;

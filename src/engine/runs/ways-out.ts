@@ -5,9 +5,9 @@
  * `stead …` command, the HTTP API as a route, MCP as a tool call). The shapes are the HTTP API's
  * (a run's `why`), declared once in client/api-types.ts.
  */
-import type { WayOut } from "../client/api-types.js";
+import type { WayOut } from "../../client/api-types.js";
 
-export type { Approve, Deny, FollowEvents, PlainCall, Release, Signal, StartWorker, WayOut } from "../client/api-types.js";
+export type { Approve, Deny, FollowEvents, PlainCall, Release, Signal, StartWorker, WayOut } from "../../client/api-types.js";
 
 /** The verbs a way out may name. */
 export type WayOutVerb = WayOut["verb"];

@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { SteadError } from "../errors.js";
-import { DEFINITION, type AnyDefinition, type WorkflowContext, type WorkflowDefinition } from "./context-types.js";
+import { SteadError } from "../../errors.js";
+import { DEFINITION, type AnyDefinition, type WorkflowContext, type WorkflowDefinition } from "../context-types.js";
 import { moduleGraphFingerprint, textFingerprint } from "./fingerprint.js";
 import { declareInput, type InputOf, type InputSchema, type OutputOf } from "./input-schema.js";
 
-export { DEFINITION, type WorkflowDefinition, type AnyDefinition } from "./context-types.js";
+export { DEFINITION, type WorkflowDefinition, type AnyDefinition } from "../context-types.js";
 
 export interface WorkflowOptions {
   /**
@@ -101,7 +101,7 @@ export function assertDistinctNames(definitions: readonly unknown[]): void {
 /** The file of the first stack frame outside this package's engine (the module calling `workflow()`). */
 export function callerModule(cut: (...args: never[]) => unknown = workflow): string | null {
   // Cut the stack at workflow(): under source maps (tsx, --enable-source-maps) this module's own
-  // frames show as src/engine/definition.ts, not as this file, so comparing paths alone misses them.
+  // frames show as src/engine/definitions/definition.ts, not as this file, so comparing paths alone misses them.
   const holder: { stack?: string } = {};
   Error.captureStackTrace(holder, cut);
   const stack = holder.stack?.split("\n").slice(1) ?? [];

@@ -8,12 +8,12 @@
  * ago; the answer says so (`truncated: true`). A store read over the waits table would lift the
  * bound, and needs an index on (status, kind, created_at) that no migration makes yet.
  */
-import type { RunReads, RunStatus, WaitKind } from "../store/types.js";
-import { MAX_PAGE_SIZE } from "../store/run-listing.js";
+import type { RunReads, RunStatus, WaitKind } from "../../store/types.js";
+import { MAX_PAGE_SIZE } from "../../store/listing-cursor.js";
 import { waitView } from "./views.js";
-import type { OpenWaitView, OpenWaits } from "../client/api-types.js";
+import type { OpenWaitView, OpenWaits } from "../../client/api-types.js";
 
-export type { OpenWaitView, OpenWaits } from "../client/api-types.js";
+export type { OpenWaitView, OpenWaits } from "../../client/api-types.js";
 
 /** How many runs one read looks at: one listing page, the most the store serves. */
 export const OPEN_WAITS_RUN_BOUND = MAX_PAGE_SIZE;

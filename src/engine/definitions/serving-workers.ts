@@ -3,11 +3,11 @@
  * an announcement of it is alive (refreshed within its bound, judged by the store's clock). A
  * worker that serves nothing it announces (a foreground run's worker, `runIds`) is not listed.
  */
-import { MAX_PAGE_SIZE } from "../store/run-listing.js";
-import type { DefinitionAnnouncements, DefinitionRecord, RunReads } from "../store/types.js";
-import type { WorkerView } from "../client/api-types.js";
+import { MAX_PAGE_SIZE } from "../../store/listing-cursor.js";
+import type { DefinitionAnnouncements, DefinitionRecord, RunReads } from "../../store/types.js";
+import type { WorkerView } from "../../client/api-types.js";
 
-export type { WorkerView } from "../client/api-types.js";
+export type { WorkerView } from "../../client/api-types.js";
 
 /** How many running runs one listing of workers looks at for their leases: one listing page. */
 export const WORKER_LEASES_BOUND = MAX_PAGE_SIZE;

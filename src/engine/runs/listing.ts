@@ -1,12 +1,12 @@
 /**
  * Run listings as the API returns them: a page of runs (the store's keyset pages, see
- * store/run-listing.ts) and what a listing shows of each run besides its row. Neither reads a
+ * store/listing-cursor.ts) and what a listing shows of each run besides its row. Neither reads a
  * journal: a page costs its size, whatever the store holds.
  */
-import type { ListedRun, RunActivity, RunDamage, RunFilter, RunQuery, RunReads, RunSortKey, SortOrder } from "../store/types.js";
+import type { ListedRun, RunActivity, RunDamage, RunFilter, RunQuery, RunReads, RunSortKey, SortOrder } from "../../store/types.js";
 import { holdView, waitView, type HoldView, type RunInfo, type WaitView } from "./views.js";
 
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../store/run-listing.js";
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../store/listing-cursor.js";
 
 /** Which runs: status (any of several), definition, session, parent, created / updated ranges (`…Since` inclusive, `…Before` exclusive, ms), id prefix (literal). */
 export type RunListFilter = RunFilter;

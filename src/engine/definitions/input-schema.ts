@@ -3,8 +3,8 @@
  * every start with the definition and again as the function receives the input, and its JSON
  * Schema, which workers announce so that a start by name is checked without the code.
  */
-import { SteadError, errorMessage } from "../errors.js";
-import type { AnyDefinition, DeclaredInput, InputIssue } from "./context-types.js";
+import { SteadError, errorMessage } from "../../errors.js";
+import type { AnyDefinition, DeclaredInput, InputIssue } from "../context-types.js";
 import { pointerSegment } from "./json-schema.js";
 
 type StandardPath = ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>;

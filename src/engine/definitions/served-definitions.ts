@@ -2,10 +2,10 @@
  * Definitions as the control API reports them, from the store alone (no user code is loaded):
  * what workers announced, which of them are alive now, and since when.
  */
-import type { DefinitionAnnouncements, DefinitionRecord } from "../store/types.js";
-import type { DefinitionVersion, DefinitionView } from "../client/api-types.js";
+import type { DefinitionAnnouncements, DefinitionRecord } from "../../store/types.js";
+import type { DefinitionVersion, DefinitionView } from "../../client/api-types.js";
 
-export type { DefinitionVersion, DefinitionView, ServingWorker } from "../client/api-types.js";
+export type { DefinitionVersion, DefinitionView, ServingWorker } from "../../client/api-types.js";
 
 /** The catalog's JSON Schema text as an object; null for none, or for text that is not a JSON object. */
 export function parseSchema(text: string | null): Record<string, unknown> | null {
