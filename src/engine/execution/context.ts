@@ -1,6 +1,6 @@
 import { SteadError } from "../../errors.js";
 import type { StreamRedaction } from "../../redaction/stream-redactor.js";
-import type { EventWrite, OutputRefField, RunRow, Store } from "../../store/types.js";
+import type { EventWrite, OutputRefField, RunReads, RunRow, SnapshotsAndBlobs, StoreLifecycle } from "../../store/types.js";
 import type { ApprovalDecision, Recovery, StepInfo, StepOptions, WorkflowContext } from "../context-types.js";
 import type { WorkflowDefinition } from "../definitions/definition.js";
 import { parseDuration } from "../durations.js";
@@ -22,7 +22,7 @@ export interface ContextParts {
   /** Aborted when the execution ends for any reason. */
   signal: AbortSignal;
   payloadLimit: number;
-  store: Store;
+  store: RunReads & SnapshotsAndBlobs & StoreLifecycle;
   life: Lifecycle;
   steps: StepRunner;
   waits: WaitSteps;

@@ -1,5 +1,5 @@
 import type { StreamRedaction } from "../../redaction/stream-redactor.js";
-import type { Owner, Store, Unit, UnitResult } from "../../store/types.js";
+import type { Owner, RunReads, SnapshotsAndBlobs, StoreLifecycle, Unit, UnitResult } from "../../store/types.js";
 import type { WorkspaceOptions } from "../runs/workspace.js";
 
 /** What the worker gives each execution it starts. */
@@ -11,7 +11,7 @@ export interface ExecutionDeps {
   /** Lost claims in a row (no step completing) that put a run on hold `process_failed`. */
   maxLostClaims: number;
   /** Reads (a session turn's earlier turns), workspace snapshots and blobs; every run change goes through `commit`. */
-  store: Store;
+  store: RunReads & SnapshotsAndBlobs & StoreLifecycle;
   workspace?: WorkspaceOptions;
   /** Checkpoint metadata for each step write, already encoded (≤ 4 KB, redacted); absent: nothing is evaluated. */
   checkpoint?: () => string | null;
