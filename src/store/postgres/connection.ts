@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { POSTGRES_DIALECT } from "../sql/dialect.js";
+import type { SqlDriver } from "../sql/driver.js";
 
 type Raw = Record<string, unknown>;
 
@@ -14,4 +16,12 @@ export interface PostgresConnection {
   transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>;
   /** Reads from one snapshot (a read-only REPEATABLE READ transaction). */
   snapshot<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
+/** The narrow driver (sql/driver.ts) over `pg`: shared statements numbered, through its fault retries. */
+export function postgresDriver(pg: PostgresConnection): SqlDriver {
+  return {
+    dialect: POSTGRES_DIALECT,
+    all: (sql, params = []) => pg.query(POSTGRES_DIALECT.text(sql), [...params]),
+  };
 }

@@ -1,14 +1,14 @@
 /** An encrypted store's wrapped data keys on Postgres (ports/data-keys.ts): sql/data-keys.ts's statements. */
 import { missingDataKey } from "../faults.js";
 import type { DataKeys } from "../ports/data-keys.js";
-import { toDataKey } from "../rows.js";
+import { dataKeyReads } from "../sql/data-key-reads.js";
 import * as dataKeySql from "../sql/data-keys.js";
 import { POSTGRES_DIALECT as SQL } from "../sql/dialect.js";
-import type { PostgresConnection } from "./connection.js";
+import { postgresDriver, type PostgresConnection } from "./connection.js";
 
 export function postgresDataKeys(pg: PostgresConnection): DataKeys {
   return {
-    dataKeys: async () => (await pg.query(SQL.text(dataKeySql.LIST_DATA_KEYS))).map(toDataKey),
+    ...dataKeyReads(postgresDriver(pg)),
     async addDataKeys(rows) {
       await pg.transaction(async (c) => {
         for (const k of rows) await c.query(SQL.text(dataKeySql.INSERT_DATA_KEY), [k.id, k.kekId, k.wrapped, k.createdAt]);

@@ -11,14 +11,14 @@ import { leaseHeld } from "../sql/claim-rule.js";
 import { postgresClaims } from "./claims.js";
 import { postgresRunReads } from "./run-reads.js";
 import { postgresTransferRows } from "./transfer-rows.js";
-import { postgresTallies } from "./tallies.js";
+import { tallyReads } from "../sql/tally-reads.js";
 import { postgresIdempotencyKeys } from "./idempotency-keys.js";
 import { postgresRetention } from "./retention.js";
 import { postgresSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { postgresDataKeys } from "./data-keys.js";
 import { postgresDefinitions } from "./definitions.js";
 import { postgresTokens } from "./tokens.js";
-import type { PostgresConnection } from "./connection.js";
+import { postgresDriver, type PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import type {
@@ -126,7 +126,7 @@ export class PostgresStore extends PortedStore implements Store {
       claims: postgresClaims(connection),
       runReads: postgresRunReads(connection),
       rows: postgresTransferRows(connection),
-      tallies: postgresTallies(connection),
+      tallies: tallyReads(postgresDriver(connection)),
       idempotency: postgresIdempotencyKeys(connection),
       runRetention: postgresRetention(connection),
       blobStore: postgresSnapshotsAndBlobs(connection),

@@ -4,8 +4,26 @@
  * (SQLite binds a JSON array, Postgres a text[]). Shared statements are written with `?` and pass
  * through `text` before they are prepared.
  */
+/** What a database can do that shared code asks about, instead of asking for its name. */
+export interface SqlCapabilities {
+  /** Wakes other processes from inside its commit (LISTEN/NOTIFY); otherwise only this process hears. */
+  readonly notify: boolean;
+  /** Takes rows no other transaction has locked, skipping the rest (FOR UPDATE SKIP LOCKED). */
+  readonly skipLocked: boolean;
+  /** The store is one file this process opened (its identity checked on each use, its pages bounded). */
+  readonly oneFile: boolean;
+  /** LATERAL joins: a per-row subquery with its own LIMIT. */
+  readonly lateral: boolean;
+  /**
+   * A compound's branches are merged in its ORDER BY, each walking its index lazily and stopping at
+   * the LIMIT (SQLite's co-routines); without it, each branch is limited itself (Postgres's Merge Append).
+   */
+  readonly mergesCompoundByIndex: boolean;
+}
+
 export interface SqlDialect {
   readonly name: "sqlite" | "postgres";
+  readonly capabilities: SqlCapabilities;
   /** `sql`, written with `?` placeholders, in this dialect's placeholders. */
   text(sql: string): string;
   /** `column` equals one of `values`: one `?` in `sql`, bound to `param`. */
@@ -50,6 +68,7 @@ const numberedCache = new Map<string, string>();
 
 export const SQLITE_DIALECT: SqlDialect = {
   name: "sqlite",
+  capabilities: { notify: false, skipLocked: false, oneFile: true, lateral: false, mergesCompoundByIndex: true },
   text: (sql) => sql,
   anyOf: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, param: JSON.stringify(values) }),
   bytewise: (column, op) => `${column} ${op} ?`,
@@ -59,6 +78,7 @@ export const SQLITE_DIALECT: SqlDialect = {
 
 export const POSTGRES_DIALECT: SqlDialect = {
   name: "postgres",
+  capabilities: { notify: true, skipLocked: true, oneFile: false, lateral: true, mergesCompoundByIndex: false },
   text: (sql) => {
     let t = numberedCache.get(sql);
     if (t === undefined) {

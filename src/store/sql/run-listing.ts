@@ -62,7 +62,7 @@ export function listRunsQuery(d: SqlDialect, q: CheckedQuery): Query {
     return { sql: d.text(`SELECT * FROM runs${where(parts)} ${branchOrder} LIMIT ?`), params: [...params, fetch] };
   }
   const order = `ORDER BY ${key} ${dir}, id ${dir}`;
-  if (d.name === "sqlite" && !q.filter.idRange) {
+  if (d.capabilities.mergesCompoundByIndex && !q.filter.idRange) {
     // SQLite merges a compound's branches in its ORDER BY, each walking its index as a
     // co-routine, and stops at the LIMIT; a branch written as an ordered subquery would be sorted again.
     const branches = statuses.map(() => `SELECT * FROM runs${where(["status = ?", ...c.sql])}`);
@@ -93,7 +93,7 @@ export function lastStepsQuery(d: SqlDialect, runIds: readonly string[]): Query 
   const t = d.idTable(runIds);
   const columns = "s.run_id, s.seq, s.step_id, s.kind, s.status, s.attempt";
   const sql =
-    d.name === "postgres"
+    d.capabilities.lateral
       ? `SELECT ${columns} FROM ${t.sql} AS j
          CROSS JOIN LATERAL (SELECT run_id, seq, step_id, kind, status, attempt FROM steps WHERE run_id = j.id ORDER BY seq DESC LIMIT 1) AS s`
       : `SELECT ${columns} FROM ${t.sql} AS j

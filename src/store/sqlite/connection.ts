@@ -1,5 +1,7 @@
 import type Database from "better-sqlite3";
 import type { EventWrite, StepRow } from "../records.js";
+import { SQLITE_DIALECT } from "../sql/dialect.js";
+import type { SqlDriver } from "../sql/driver.js";
 
 /**
  * What a port's statements need of an open SQLite store, and all they get: each port file
@@ -27,4 +29,12 @@ export interface SqliteConnection {
   journal(runId: string): StepRow[];
   /** After a write that may make runs claimable, outside its transaction: this process's workers look now. */
   wake(): void;
+}
+
+/** The narrow driver (sql/driver.ts) over `c`: its reads under the store's checks. */
+export function sqliteDriver(c: SqliteConnection): SqlDriver {
+  return {
+    dialect: SQLITE_DIALECT,
+    all: (sql, params = []) => c.read(() => c.stmt(sql).all(...params) as Record<string, unknown>[]),
+  };
 }

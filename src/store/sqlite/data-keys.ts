@@ -1,17 +1,15 @@
 /** An encrypted store's wrapped data keys on SQLite (ports/data-keys.ts): sql/data-keys.ts's statements. */
 import { missingDataKey } from "../faults.js";
 import type { DataKeys } from "../ports/data-keys.js";
-import { toDataKey } from "../rows.js";
+import { dataKeyReads } from "../sql/data-key-reads.js";
 import * as dataKeySql from "../sql/data-keys.js";
-import type { SqliteConnection } from "./connection.js";
-
-type Raw = Record<string, unknown>;
+import { sqliteDriver, type SqliteConnection } from "./connection.js";
 
 export function sqliteDataKeys(c: SqliteConnection): DataKeys {
   /** `fn` in one IMMEDIATE transaction, as a write (a refusal it throws rejects). */
   const inWrite = (fn: () => void): Promise<void> => c.write(() => c.db.transaction(fn).immediate());
   return {
-    dataKeys: () => c.read(() => (c.stmt(dataKeySql.LIST_DATA_KEYS).all() as Raw[]).map(toDataKey)),
+    ...dataKeyReads(sqliteDriver(c)),
     addDataKeys: (rows) =>
       inWrite(() => {
         for (const k of rows) c.stmt(dataKeySql.INSERT_DATA_KEY).run(k.id, k.kekId, k.wrapped, k.createdAt);

@@ -29,14 +29,14 @@ import { insertedRow, toRun, toStep } from "../rows.js";
 import { sqliteClaims } from "./claims.js";
 import { sqliteRunReads } from "./run-reads.js";
 import { sqliteTransferRows } from "./transfer-rows.js";
-import { sqliteTallies } from "./tallies.js";
+import { tallyReads } from "../sql/tally-reads.js";
 import { sqliteIdempotencyKeys } from "./idempotency-keys.js";
 import { sqliteRetention } from "./retention.js";
 import { sqliteSnapshotsAndBlobs } from "./snapshots-blobs.js";
 import { sqliteDataKeys } from "./data-keys.js";
 import { sqliteDefinitions } from "./definitions.js";
 import { sqliteTokens } from "./tokens.js";
-import type { SqliteConnection } from "./connection.js";
+import { sqliteDriver, type SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
 import { checkEventDeletes } from "../event-deletes.js";
@@ -202,7 +202,7 @@ export class SqliteStore extends PortedStore implements Store {
       claims: sqliteClaims(connection),
       runReads: sqliteRunReads(connection),
       rows: sqliteTransferRows(connection),
-      tallies: sqliteTallies(connection),
+      tallies: tallyReads(sqliteDriver(connection)),
       idempotency: sqliteIdempotencyKeys(connection),
       runRetention: sqliteRetention(connection),
       blobStore: sqliteSnapshotsAndBlobs(connection),

@@ -1,9 +1,10 @@
-/** Access tokens on SQLite (ports/tokens.ts): the shared statements of sql/tokens.ts. */
+/** Access tokens on SQLite (ports/tokens.ts): the writes (one IMMEDIATE transaction each); reads are sql/token-reads.ts. */
 import { tokenNameTaken } from "../faults.js";
 import type { TokenStore } from "../ports/tokens.js";
-import { toToken, toTokenRecord } from "../rows.js";
+import { toTokenRecord } from "../rows.js";
+import { tokenReads } from "../sql/token-reads.js";
 import * as tokenSql from "../sql/tokens.js";
-import type { SqliteConnection } from "./connection.js";
+import { sqliteDriver, type SqliteConnection } from "./connection.js";
 
 type Raw = Record<string, unknown>;
 
@@ -22,16 +23,11 @@ export function sqliteTokens(c: SqliteConnection): TokenStore {
       );
       return toTokenRecord(row);
     },
-    listTokens: () => c.read(() => (c.stmt(tokenSql.LIST_TOKENS).all() as Raw[]).map(toTokenRecord)),
+    ...tokenReads(sqliteDriver(c)),
     async revokeToken(name, by, at) {
       const r = await c.write(() => c.stmt(tokenSql.REVOKE_TOKEN).get(at, by, name) as Raw | undefined);
       return r ? toTokenRecord(r) : undefined;
     },
-    findTokenByHash: (hash) =>
-      c.read(() => {
-        const r = c.stmt(tokenSql.TOKEN_BY_HASH).get(hash) as Raw | undefined;
-        return r ? toToken(r) : undefined;
-      }),
     touchToken: (id, at, minIntervalMs) => c.write(() => c.stmt(tokenSql.TOUCH_TOKEN).run(at, id, at - minIntervalMs).changes > 0),
   };
 }
