@@ -73,6 +73,84 @@ describe.each(STORE_KINDS)("a tool's error as its step's outcome on %s", (kind) 
     expect(lastToolOutputs(prompts)).toEqual([{ type: "error-text", value: told }]);
   });
 
+  it("fails the step, with its outcome journaled, when the tool's own fatal() throws", async () => {
+    s = await onStore(kind, "tool-fatal-throws");
+    const prompts: LanguageModelV3Prompt[] = [];
+    const def = agent("fatal-throws", {
+      model: scriptedModel({ respond: (p) => (prompts.push(p), toolResults(p).length === 0 ? { toolCalls: [{ name: "send", input: { q: "x" } }] } : { text: "done" }) }),
+      tools: {
+        send: tool({
+          input: z.object({ q: z.string() }),
+          fatal: () => {
+            throw new Error("fatal() itself broke");
+          },
+          run: () => {
+            throw new Error("send failed");
+          },
+        }),
+      },
+    });
+    const run = await s.stead.run(def, "go", FAST_FOLLOW);
+    expect(run.status).toBe("failed");
+    const row = await toolRow(run.id);
+    expect(row).toMatchObject({ status: "failed" });
+    expect(JSON.parse(String(row?.error))).toMatchObject({ message: "fatal() itself broke" });
+  });
+
+  it("cuts an error outcome's message to the payload ceiling", async () => {
+    s = await onStore(kind, "tool-error-long", { payloadLimitBytes: LIMIT });
+    const prompts: LanguageModelV3Prompt[] = [];
+    const run = await s.stead.run(
+      toolAgent("long-error", () => {
+        throw new Error("x".repeat(LIMIT * 3));
+      }, prompts),
+      "go",
+      FAST_FOLLOW,
+    );
+    expect(run.status).toBe("completed");
+    const error = String((await toolRow(run.id))?.error);
+    expect(Buffer.byteLength(error)).toBeLessThanOrEqual(LIMIT);
+    expect(JSON.parse(error)).toMatchObject({ code: "STEAD_ERROR_OUTCOME", message: expect.stringContaining(`cut to the ${LIMIT}-byte payload ceiling`) as string });
+  });
+
+  it("tells a session's next turn of an earlier tool error as the model saw it live", async () => {
+    s = await onStore(kind, "tool-error-history");
+    const prompts: LanguageModelV3Prompt[] = [];
+    const def = agent("chat-errors", {
+      model: scriptedModel({
+        respond: (p) => {
+          prompts.push(p);
+          const last = p.at(-1);
+          const firstTurn = JSON.stringify(p).includes('"first"') && !JSON.stringify(p).includes('"second"');
+          return firstTurn && last?.role === "user" ? { toolCalls: [{ name: "fetch", input: { q: "x" } }] } : { text: "ok" };
+        },
+      }),
+      tools: {
+        fetch: tool({
+          input: z.object({ q: z.string() }),
+          idempotent: true,
+          run: () => {
+            throw new Error("the index is offline");
+          },
+        }),
+      },
+    });
+    const session = s.stead.session(def, "sess-errors");
+    const worker = s.stead.worker({ definitions: [def] });
+    worker.start();
+    try {
+      const a = await session.send("first");
+      expect((await s.stead.runs.waitFor(a.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+      const live = lastToolOutputs(prompts);
+      expect(live).toEqual([{ type: "error-text", value: "the index is offline" }]);
+      const b = await session.send("second");
+      expect((await s.stead.runs.waitFor(b.runId, { timeoutMs: 20_000 })).status).toBe("completed");
+      expect(lastToolOutputs(prompts)).toEqual(live);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("keeps a returned value as the step's output", async () => {
     s = await onStore(kind, "tool-value");
     const prompts: LanguageModelV3Prompt[] = [];

@@ -6,9 +6,11 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { agent, scriptedModel, tool, toolResults, workflow } from "../src/index.js";
+import { join } from "node:path";
+import { agent, createKeyFile, createStead, scriptedModel, tool, toolResults, workflow } from "../src/index.js";
+import { tamperSealed } from "./hostile/sealed-tampering.js";
 import { onStore, STORE_KINDS, type OnStore } from "./helpers/both-stores.js";
-import { FAST_FOLLOW } from "./helpers/temp-store.js";
+import { FAST_FOLLOW, tempDir } from "./helpers/temp-store.js";
 import { caught } from "./helpers/waiting.js";
 
 /** Shaped like the in-band forms of releases before schema 13. */
@@ -42,6 +44,28 @@ describe.each(STORE_KINDS)("payload fields beside the payload on %s", (kind) => 
     expect(JSON.parse(String(row?.output))).toMatchObject({ text: null });
     expect(JSON.parse(String(row?.output_refs))).toEqual([{ field: "text", step: "model-1", path: ["content", 0, "text"] }]);
     expect((await s.stead.runs.get(run.id)).output).toMatchObject({ text: "forty-two" });
+  });
+
+  it("resolves nothing of a listed run whose sealed output was changed: its output stays unread", async () => {
+    const dir = tempDir();
+    const keyDir = join(dir.dir, "keys");
+    const key = createKeyFile({ dir: keyDir });
+    try {
+      s = await onStore(kind, "payload-fields-damaged", { encryption: { key: key.where, keyDir } });
+      const run = await s.stead.run(answerer, "what is it?", FAST_FOLLOW);
+      await s.stead.close();
+      await tamperSealed(kind, s.location, "runs", "output", run.id);
+      const again = createStead({ store: s.location, encryption: { key: key.where, keyDir } });
+      try {
+        const listed = (await again.runs.list({})).runs.find((r) => r.id === run.id);
+        expect(listed?.damaged).toMatchObject({ code: "STEAD_DATA_TAMPERED" });
+        expect(listed?.output).toBeNull();
+      } finally {
+        await again.close();
+      }
+    } finally {
+      dir.remove();
+    }
   });
 
   it("reads a workflow's output and approval request that look like Stead's in-band forms as the user's data", async () => {

@@ -15,6 +15,8 @@ export interface LoopDriver {
   readonly live: boolean;
   readonly payloadLimit: number;
   readonly workspace: string | null;
+  /** The engine records a tool's error as its step's outcome (EnginePort.errorOutcomes); otherwise as the old in-band marker. */
+  readonly errorOutcomes: boolean;
   step<T>(id: string, options: EngineStepOptions<T>, fn: (info: StepInfo) => Promise<T> | T): Promise<T>;
   approval(name: string, request: unknown): Promise<unknown>;
   quotaPark(id: string, wakeAt: number, request: unknown): Promise<void>;

@@ -42,7 +42,8 @@ function historyDriver(run: RunRow, journal: StepRow[]): LoopDriver {
   const recorded = <T>(id: string): T => {
     const s = byId.get(id);
     if (!s || (s.status !== "completed" && s.status !== "failed")) throw new JournalEnd(id);
-    if (s.status === "failed") {
+    // A failed step, or a completed one whose error is its outcome (a tool's error): the same error again.
+    if (s.status === "failed" || s.error !== null) {
       const rec = decodeError(s.error);
       throw new StepFailedError(run.id, id, rec.message, rec.name, rec.code);
     }
@@ -54,6 +55,7 @@ function historyDriver(run: RunRow, journal: StepRow[]): LoopDriver {
     signal: new AbortController().signal,
     live: false,
     payloadLimit: Infinity,
+    errorOutcomes: true,
     workspace: run.workspace,
     step: <T>(id: string) => Promise.resolve().then(() => recorded<T>(id)),
     approval: (name) => Promise.resolve().then(() => recorded<unknown>(name)),

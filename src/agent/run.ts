@@ -32,6 +32,7 @@ function liveDriver(ctx: WorkflowContext, x: EnginePort): LoopDriver {
     signal: x.signal,
     live: true,
     payloadLimit: x.payloadLimit,
+    errorOutcomes: x.errorOutcomes === true,
     workspace: x.run.workspace,
     step: (id, options, fn) => x.step(id, options, fn),
     approval: (name, request) => (x.toolApproval ? x.toolApproval(name, request) : ctx.approval(name, request)),

@@ -1,4 +1,4 @@
-import { SteadError, StepFailedError, errorMessage } from "../errors.js";
+import { errorMessage } from "../errors.js";
 import type { ReconcileResult } from "../engine/context-types.js";
 import { ERROR_OUTCOME, OUTCOME_UNKNOWN } from "../engine/runs/holds.js";
 import { callFingerprint, type ToolApprovalRequest, type ToolDecision } from "./approvals.js";
@@ -113,18 +113,10 @@ export async function callTool(def: AgentDefinition, driver: LoopDriver, call: C
                 reconcile({ toolName: call.toolName, toolCallId: call.toolCallId, input }, ctxFor(info)),
             }
           : {}),
-        errorOutcome: (e, where) => {
-          if (where === "storing") {
-            // Over the ceiling the value could not be stored: the model learns it, the run goes on.
-            // Too deep or not JSON is the tool's own bug: the step fails.
-            if (!(e instanceof SteadError) || e.code !== "STEAD_PAYLOAD_TOO_LARGE") return undefined;
-            return `the result of ${call.toolName} is ${String(e.details.bytes)} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)`;
-          }
-          const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
-          return fatal ? undefined : errorMessage(e);
-        },
+        ...(driver.errorOutcomes ? { errorOutcome: (e: unknown, where: "function" | "storing") => errorOutcomeOf(t, call, driver.payloadLimit, e, where) } : {}),
       },
-      (info) => t.run(input, ctxFor(info)) as unknown,
+      // An engine from before error outcomes: the tool's error is caught here and journaled as the old marker.
+      driver.errorOutcomes ? (info) => t.run(input, ctxFor(info)) as unknown : (info) => markedRun(t, call, driver, input, ctxFor(info)),
     );
     return result(journaled(out));
   } catch (e) {
@@ -138,10 +130,50 @@ function journaled(out: unknown): ToolResult["output"] {
   return failed === undefined ? valueOutput(out) : errorOutput(failed);
 }
 
+/**
+ * What the model is told when a tool step fails, or undefined to fail the step: a value too large
+ * to store (too deep or not JSON is the tool's own bug), or an error the tool does not mark fatal.
+ */
+function errorOutcomeOf(t: AnyTool, call: Call, limit: number, e: unknown, where: "function" | "storing"): string | undefined {
+  if (where === "storing") {
+    if (codeOf(e) !== "STEAD_PAYLOAD_TOO_LARGE") return undefined;
+    const bytes = (e as { details?: { bytes?: unknown } }).details?.bytes;
+    return `the result of ${call.toolName} is ${String(bytes)} bytes, over the ${limit}-byte ceiling; ask for less (a range, a summary)`;
+  }
+  const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
+  return fatal ? undefined : errorMessage(e);
+}
+
+/** A tool run on an engine from before error outcomes: its error (or a value over the ceiling) as the old marker. */
+async function markedRun(t: AnyTool, call: Call, driver: LoopDriver, input: unknown, ctx: ToolContext): Promise<unknown> {
+  try {
+    const value = (await t.run(input, ctx)) as unknown;
+    let bytes = 0;
+    try {
+      bytes = Buffer.byteLength(JSON.stringify(value) ?? "null");
+    } catch {
+      // Not JSON: the engine's encoding fails the step, as it always did.
+    }
+    if (bytes > driver.payloadLimit) return { [TOOL_ERROR]: `the result of ${call.toolName} is ${bytes} bytes, over the ${driver.payloadLimit}-byte ceiling; ask for less (a range, a summary)` };
+    return value;
+  } catch (e) {
+    // The execution ended under the tool: its abort is not the tool's outcome (the engine drops it).
+    if (driver.signal.aborted) throw e;
+    const fatal = typeof t.fatal === "function" ? t.fatal(e) : t.fatal === true;
+    if (fatal) throw e;
+    return { [TOOL_ERROR]: errorMessage(e) };
+  }
+}
+
+/** A thrown value's Stead code, by its field: the engine may be another copy of this package (its classes are not ours). */
+function codeOf(e: unknown): unknown {
+  return typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+}
+
 /** A tool step that threw: its error outcome, or an ambiguous call skipped by a person, is the model's result; anything else ends the loop. */
 function failedCall(e: unknown): ToolResult["output"] {
-  if (e instanceof StepFailedError && e.code === ERROR_OUTCOME.code) return errorOutput(e.message);
-  if (e instanceof StepFailedError && e.code === OUTCOME_UNKNOWN.code) return errorOutput(INTERRUPTED_RESULT);
+  if (codeOf(e) === ERROR_OUTCOME.code) return errorOutput(errorMessage(e));
+  if (codeOf(e) === OUTCOME_UNKNOWN.code) return errorOutput(INTERRUPTED_RESULT);
   throw e;
 }
 

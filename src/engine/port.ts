@@ -48,6 +48,8 @@ export interface EnginePort {
    * ports of releases before it.
    */
   toolApproval?(name: string, request: unknown): Promise<unknown>;
+  /** The engine records a step's error outcome (EngineStepOptions.errorOutcome). Absent on ports of releases before it, which ignore that option. */
+  readonly errorOutcomes?: true;
   /**
    * A new redaction of one stream of live text (a model call's text as it streams): every piece
    * goes through it before it is written as an event or shown, so a secret split across pieces is

@@ -215,7 +215,9 @@ export class Stead {
   /** A run as the API returns it: payloads parsed, output references resolved (see output-refs.ts). */
   async view(row: ListedRun): Promise<RunInfo> {
     const v = runView(row);
-    return row.outputRefs === "[]" || v.output === undefined ? v : { ...v, output: await resolveOutputRefs(this.store, row.id, v.output, row.outputRefs) };
+    // A damaged row's sealed values are unread: nothing of it is resolved either.
+    if (row.outputRefs === "[]" || v.output === undefined || v.output === null || row.damaged) return v;
+    return { ...v, output: await resolveOutputRefs(this.store, row.id, v.output, row.outputRefs ?? null) };
   }
 
   /** The key option of a control call, checked; undefined without a key. */

@@ -31,6 +31,8 @@ export interface ContextParts {
   storeOutputAs(stored: unknown, refs?: readonly OutputRefField[]): void;
   secret(name: string): string;
   redactStream(): StreamRedaction;
+  /** The request kind `ctx.approval` records: "code" in a workflow; null (judged by shape) in a ported body (see execution.ts). */
+  codeRequestKind: RequestKind | null;
 }
 
 /** The engine port handed to a ported body (the agent loop) beside the public ctx: see port.ts. */
@@ -58,6 +60,7 @@ export function enginePort(x: ContextParts): EnginePort {
     },
     storeOutputAs: (stored: unknown, refs?: readonly OutputRefField[]) => x.storeOutputAs(stored, refs),
     toolApproval: (name, request) => approvalWait<unknown>(x, name, request, "tool-call"),
+    errorOutcomes: true,
     redactStream: () => x.redactStream(),
     earlierTurns: async () => {
       const { sessionId, turn } = x.run;
@@ -69,7 +72,7 @@ export function enginePort(x: ContextParts): EnginePort {
 }
 
 /** Parks on an approval whose request is of `requestKind` (engine/runs/waits.ts). */
-function approvalWait<T>(x: ContextParts, name: string, request: unknown, requestKind: RequestKind): Promise<T> {
+function approvalWait<T>(x: ContextParts, name: string, request: unknown, requestKind: RequestKind | null): Promise<T> {
   const runId = x.run.id;
   return x.waits.wait<T>(name, "approval", () => ({
     wait: { name, kind: "approval", seq: 0, requestKind, request: encodePayload(request, `the request of approval "${name}"`, x.payloadLimit, { runId, stepId: name }) },
@@ -111,7 +114,7 @@ export function publicContext(x: ContextParts): WorkflowContext {
     random: () => x.steps.recorded("random", () => Math.random()),
     sleep: (id, duration) =>
       x.waits.wait<void>(id, "sleep", () => ({ wait: { name: id, kind: "timer", seq: 0, wakeAt: Date.now() + parseDuration(duration, `duration of sleep "${id}"`) } })).then(() => undefined),
-    approval: (name, request) => approvalWait<ApprovalDecision>(x, name, request, "code"),
+    approval: (name, request) => approvalWait<ApprovalDecision>(x, name, request, x.codeRequestKind),
     signal: <T>(name: string) => x.waits.wait<T>(name, "signal", () => ({ wait: { name, kind: "signal", seq: 0 } })),
     agent: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) => ctx.child(id, def, input),
     child: <I, O>(id: string, def: WorkflowDefinition<I, O>, input: I) =>

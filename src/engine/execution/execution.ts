@@ -86,6 +86,9 @@ export class Execution {
       storeOutputAs: (stored, refs) => (this.storedOutput = refs ? { value: stored, refs } : { value: stored }),
       secret: deps.secret ?? envSecret,
       redactStream: deps.redactStream ?? (() => UNREDACTED_STREAM),
+      // A ported body (an agent) of an older copy of the package asks for its tool approvals
+      // through ctx.approval: its requests are judged by their shape, as they were written.
+      codeRequestKind: portedBody(definition) ? null : "code",
     };
     this.ctx = publicContext(this.parts);
     this.endingParts = { run: this.run, payloadLimit: deps.payloadLimit, cursor: this.cursor, writer: this.writer, store: deps.store, storedOutput: () => this.storedOutput };

@@ -202,9 +202,17 @@ export class StepRunner {
     const parts = captured ? await this.workspace.capture(seq, stepId, checkpoint.checkpoint ?? null) : undefined;
     const snapshots = parts?.snapshots.length ? { snapshots: parts.snapshots } : {};
     const captureEvents = parts?.events ?? NO_EVENTS;
-    const outcome = failed ? options.errorOutcome?.(failure, failedWhere) : undefined;
+    let outcome: string | undefined;
+    if (failed && options.errorOutcome) {
+      try {
+        outcome = options.errorOutcome(failure, failedWhere);
+      } catch (e) {
+        // The caller's judgement threw (a tool's own `fatal`): that is the step's failure.
+        failure = e;
+      }
+    }
     if (outcome !== undefined) {
-      const step: StepWrite = { seq, stepId, kind, status: "completed", attempt, error: JSON.stringify({ ...ERROR_OUTCOME, message: outcome }), startedAt, completedAt, ...checkpoint };
+      const step: StepWrite = { seq, stepId, kind, status: "completed", attempt, error: outcomeRecord(outcome, this.deps.payloadLimit), startedAt, completedAt, ...checkpoint };
       const written = await this.writer.write({
         steps: [step],
         run: { lostClaims: 0 },
@@ -250,4 +258,15 @@ export class StepRunner {
 /** `step` as the store wrote it: its row in the written mutation (the same journal position). */
 function recorded(written: Mutation, step: StepWrite): StepWrite {
   return written.steps?.find((s) => s.seq === step.seq) ?? step;
+}
+
+/** An error outcome's record, its message cut to fit the payload ceiling (it is the step's payload). */
+function outcomeRecord(message: string, limit: number): string {
+  let text = message;
+  for (;;) {
+    const record = JSON.stringify({ ...ERROR_OUTCOME, message: text });
+    if (Buffer.byteLength(record) <= limit || text.length <= 80) return record;
+    const over = Buffer.byteLength(record) - limit;
+    text = `${text.slice(0, Math.max(80, text.length - over - 40))}… (cut to the ${limit}-byte payload ceiling)`;
+  }
 }

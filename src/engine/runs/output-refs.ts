@@ -21,8 +21,9 @@ function inBandRef(v: unknown): { step: string; path: readonly (string | number)
 }
 
 /** The references a stored run lists, or (rows before schema 13) holds in its output. */
-export function outputRefsOf(output: unknown, outputRefs: string | null): OutputRefField[] {
-  if (outputRefs !== null) {
+export function outputRefsOf(output: unknown, outputRefs: string | null | undefined): OutputRefField[] {
+  // Undefined as null: a store of one's own written before schema 13 returns no such field.
+  if (outputRefs !== null && outputRefs !== undefined) {
     try {
       const list = JSON.parse(outputRefs) as unknown;
       return Array.isArray(list) ? (list as OutputRefField[]) : [];
@@ -39,10 +40,11 @@ export function outputRefsOf(output: unknown, outputRefs: string | null): Output
 
 /** The steps a stored run's output refers to (JSON text as stored): a summary of the run must keep them. */
 export function referencedSteps(stored: { output: string | null; outputRefs: string | null }): string[] {
-  if (stored.outputRefs === null && !stored.output?.includes(IN_BAND)) return [];
+  const listed = stored.outputRefs !== null && stored.outputRefs !== undefined;
+  if (!listed && !stored.output?.includes(IN_BAND)) return [];
   let output: unknown = null;
   try {
-    output = stored.outputRefs === null && stored.output !== null ? JSON.parse(stored.output) : null;
+    output = !listed && stored.output !== null ? JSON.parse(stored.output) : null;
   } catch {
     return [];
   }

@@ -11,7 +11,8 @@ export type { RequestKind };
 
 export function requestKindOf(w: Pick<WaitRow, "kind" | "request" | "requestKind">): RequestKind | null {
   if (w.kind !== "approval") return null;
-  if (w.requestKind !== null) return (REQUEST_KINDS as readonly string[]).includes(w.requestKind) ? (w.requestKind as RequestKind) : "code";
+  // Undefined as null: a store of one's own written before schema 13 returns no such field.
+  if (w.requestKind !== null && w.requestKind !== undefined) return (REQUEST_KINDS as readonly string[]).includes(w.requestKind) ? (w.requestKind as RequestKind) : "code";
   return toolCallShaped(w.request) ? "tool-call" : "code";
 }
 

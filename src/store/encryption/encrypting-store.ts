@@ -270,6 +270,11 @@ export const ENCRYPTION_DECISIONS = {
   finishErase: "no payload",
 } as const satisfies LayerDecisions<Store, "no payload" | "sealed as stored" | "computed">;
 
+/** A run that lists its output references (schema 13): its sealed output need not be opened to know them. */
+function listsRefs(outputRefs: string | null | undefined): boolean {
+  return outputRefs !== null && outputRefs !== undefined;
+}
+
 /** A bug in the caller, not bad input: every resolver in Stead reads the wait it answers. */
 function unplacedAnswer(runId: string, wait: string): SteadError {
   return new SteadError("STEAD_INTERNAL", `an answer to wait "${wait}" of run ${runId} names no journal position; an encrypted store binds it to one`, {
@@ -397,7 +402,7 @@ export function encryptingStore(store: Store, chain: KeyChain, options: { setUp:
       const keeps = o.summaryKeeps;
       if (!keeps) return store.deleteRunTrees(roots, o);
       const open = opener();
-      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (s, runId) => keeps({ ...s, output: open(s.output, at.run(runId, "output")) }, runId) });
+      return store.deleteRunTrees(roots, { ...o, summaryKeeps: (s, runId) => keeps({ ...s, output: listsRefs(s.outputRefs) ? null : open(s.output, at.run(runId, "output")) }, runId) });
     },
     async snapshots(runId: string) {
       const rows = await store.snapshots(runId);
