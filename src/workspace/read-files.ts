@@ -7,6 +7,7 @@ import { SteadError } from "../errors.js";
 import type { SnapshotRow, SnapshotsAndBlobs } from "../store/types.js";
 import { decodeBlob } from "./blob-codec.js";
 import { isSafeName, walkFiles, type FileEntry, type LinkEntry } from "./tree.js";
+import type { SnapshotFile } from "../client/api-types.js";
 import { TreeLoader } from "./tree-loader.js";
 
 /** Default budget for the contents of one read. */
@@ -14,22 +15,8 @@ export const DEFAULT_READ_BYTES = 1024 * 1024;
 /** The largest budget a caller may ask for. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
-export interface SnapshotFile {
-  /** Relative to the workspace root, "/"-separated. */
-  path: string;
-  kind: "file" | "link";
-  /** File mode bits; null for a link. */
-  mode: number | null;
-  /** Uncompressed size in bytes; null for a link. */
-  size: number | null;
-  /** SHA-256 of the content (hex); null for a link. */
-  hash: string | null;
-  /** A link's target (recorded, never followed); null for a file. */
-  target: string | null;
-  /** `utf8` when the bytes are valid UTF-8, else `base64`; null when the content is not given. */
-  encoding: "utf8" | "base64" | null;
-  content: string | null;
-}
+/** A file of a snapshot as a read gives it: the wire shape (client/api-types.ts), declared there once. */
+export type { SnapshotFile } from "../client/api-types.js";
 
 export interface ReadFilesOptions {
   /** Only these paths: a file's, or a directory's (everything under it). Default: every file. */
