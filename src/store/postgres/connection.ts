@@ -23,5 +23,17 @@ export function postgresDriver(pg: PostgresConnection): SqlDriver {
   return {
     dialect: POSTGRES_DIALECT,
     all: (sql, params = []) => pg.query(POSTGRES_DIALECT.text(sql), [...params]),
+    // Retried whole through connection faults, as every transaction of the connection is: the
+    // batch and its check only issue SQL and read results.
+    transact: (statements, check) =>
+      pg.transaction(async (client) => {
+        const results = [];
+        for (const s of statements) {
+          const r = await client.query(POSTGRES_DIALECT.text(s.sql), s.params);
+          results.push({ rows: r.rows as Record<string, unknown>[], changes: r.rowCount ?? 0 });
+        }
+        check?.(results);
+        return results;
+      }),
   };
 }

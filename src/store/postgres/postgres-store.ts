@@ -11,13 +11,13 @@ import { leaseHeld } from "../sql/claim-rule.js";
 import { postgresClaims } from "./claims.js";
 import { postgresRunReads } from "./run-reads.js";
 import { postgresTransferRows } from "./transfer-rows.js";
-import { tallyReads } from "../sql/tally-reads.js";
+import { sqlTallies } from "../sql/tallies-port.js";
+import { sqlTokens } from "../sql/tokens-port.js";
+import { sqlDataKeys } from "../sql/data-keys-port.js";
 import { postgresIdempotencyKeys } from "./idempotency-keys.js";
 import { postgresRetention } from "./retention.js";
 import { postgresSnapshotsAndBlobs } from "./snapshots-blobs.js";
-import { postgresDataKeys } from "./data-keys.js";
 import { postgresDefinitions } from "./definitions.js";
-import { postgresTokens } from "./tokens.js";
 import { postgresDriver, type PostgresConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
@@ -122,16 +122,17 @@ export class PostgresStore extends PortedStore implements Store {
     // process. Its pending and next queries fail with a connection error and are retried.
     this.pool.on("connect", (client) => client.on("error", () => undefined));
     const connection: PostgresConnection = { query: (sql, params) => this.query(sql, params), transaction: (fn) => this.transaction(fn), snapshot: (fn) => this.snapshot(fn) };
+    const driver = postgresDriver(connection);
     this.ports = {
       claims: postgresClaims(connection),
       runReads: postgresRunReads(connection),
       rows: postgresTransferRows(connection),
-      tallies: tallyReads(postgresDriver(connection)),
+      tallies: sqlTallies(driver),
       idempotency: postgresIdempotencyKeys(connection),
       runRetention: postgresRetention(connection),
       blobStore: postgresSnapshotsAndBlobs(connection),
-      tokens: postgresTokens(connection),
-      keys: postgresDataKeys(connection),
+      tokens: sqlTokens(driver),
+      keys: sqlDataKeys(driver),
       definitions: postgresDefinitions(connection),
     };
   }

@@ -1,22 +1,38 @@
 /**
  * The narrow driver every SQL store offers its shared code (kysely's shape, kept to what Stead
  * needs): the dialect (how a shared statement is spelled, and what the database can do, as
- * flags), and reads — one statement's rows, outside any write. A port whose statements are all shared reads
- * is written once against it (sql/*-reads.ts); each dialect hands its own connection in.
+ * flags), reads (one statement's rows, outside any write) and a write transaction of a batch of
+ * statements. A port whose statements are all shared is written once on it (sql/*-port.ts); each
+ * dialect hands its own connection in.
  *
- * Writes stay with each dialect's connection, on purpose: SQLite's (better-sqlite3) run
+ * Hazard: a transaction is a batch, never a callback that awaits. SQLite's (better-sqlite3) runs
  * synchronously inside one IMMEDIATE transaction, with no turn of the event loop between BEGIN and
- * COMMIT — that keeps the file's write lock short and lets nothing else in the process slip into
- * the transaction; Postgres's are async on a pooled connection. One `transaction(fn)` for both
- * would put an await between SQLite's statements and open that window.
+ * COMMIT: the file's write lock stays short and nothing else in the process can slip into the
+ * transaction. Postgres's runs the batch on one pooled connection. So what a write decides between
+ * statements is said as `check`, which sees every result before COMMIT and refuses by throwing;
+ * the commit path (the mutation plan, group commit) is each dialect's own for the same reason.
  */
 import type { SqlDialect } from "./dialect.js";
 
 type Raw = Record<string, unknown>;
+
+/** One statement, `?` placeholders. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** What a statement of a batch did: its rows (a SELECT, or RETURNING), and the rows it changed. */
+export interface StatementResult {
+  rows: Raw[];
+  changes: number;
+}
 
 export interface SqlDriver {
   /** How a shared statement is spelled here, and what the database can do (its capabilities). */
   readonly dialect: SqlDialect;
   /** The rows of one statement written with `?` placeholders, read outside any write. */
   all(sql: string, params?: readonly unknown[]): Promise<Raw[]>;
+  /** `statements` in one write transaction, in order; `check` sees the results before COMMIT and refuses by throwing (nothing written). */
+  transact(statements: readonly Statement[], check?: (results: readonly StatementResult[]) => void): Promise<StatementResult[]>;
 }

@@ -41,10 +41,8 @@ export const toTreeRow = (r: Record<string, unknown>): TreeRow => ({
   outputRefs: typeof r.output_refs === "string" ? r.output_refs : null,
 });
 
-export interface Statement {
-  sql: string;
-  params: unknown[];
-}
+export type { Statement } from "./driver.js";
+import type { Statement } from "./driver.js";
 
 /**
  * The statements that delete a tree's runs (or reduce each to its row, the steps its output refers

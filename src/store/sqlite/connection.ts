@@ -36,5 +36,18 @@ export function sqliteDriver(c: SqliteConnection): SqlDriver {
   return {
     dialect: SQLITE_DIALECT,
     all: (sql, params = []) => c.read(() => c.stmt(sql).all(...params) as Record<string, unknown>[]),
+    transact: (statements, check) =>
+      c.write(() =>
+        c.db
+          .transaction(() => {
+            const results = statements.map((s) => {
+              const st = c.stmt(s.sql);
+              return st.reader ? { rows: st.all(...s.params) as Record<string, unknown>[], changes: 0 } : { rows: [], changes: st.run(...s.params).changes };
+            });
+            check?.(results);
+            return results;
+          })
+          .immediate(),
+      ),
   };
 }

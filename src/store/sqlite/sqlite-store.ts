@@ -29,13 +29,13 @@ import { insertedRow, toRun, toStep } from "../rows.js";
 import { sqliteClaims } from "./claims.js";
 import { sqliteRunReads } from "./run-reads.js";
 import { sqliteTransferRows } from "./transfer-rows.js";
-import { tallyReads } from "../sql/tally-reads.js";
+import { sqlTallies } from "../sql/tallies-port.js";
+import { sqlTokens } from "../sql/tokens-port.js";
+import { sqlDataKeys } from "../sql/data-keys-port.js";
 import { sqliteIdempotencyKeys } from "./idempotency-keys.js";
 import { sqliteRetention } from "./retention.js";
 import { sqliteSnapshotsAndBlobs } from "./snapshots-blobs.js";
-import { sqliteDataKeys } from "./data-keys.js";
 import { sqliteDefinitions } from "./definitions.js";
-import { sqliteTokens } from "./tokens.js";
 import { sqliteDriver, type SqliteConnection } from "./connection.js";
 import * as migrationLog from "../sql/migration-log.js";
 import { checkSnapshotWrites } from "../snapshot-rows.js";
@@ -198,16 +198,17 @@ export class SqliteStore extends PortedStore implements Store {
       journal: (runId) => this.journalSync(runId),
       wake: () => this.wake(),
     };
+    const driver = sqliteDriver(connection);
     this.ports = {
       claims: sqliteClaims(connection),
       runReads: sqliteRunReads(connection),
       rows: sqliteTransferRows(connection),
-      tallies: tallyReads(sqliteDriver(connection)),
+      tallies: sqlTallies(driver),
       idempotency: sqliteIdempotencyKeys(connection),
       runRetention: sqliteRetention(connection),
       blobStore: sqliteSnapshotsAndBlobs(connection),
-      tokens: sqliteTokens(connection),
-      keys: sqliteDataKeys(connection),
+      tokens: sqlTokens(driver),
+      keys: sqlDataKeys(driver),
       definitions: sqliteDefinitions(connection),
     };
   }
