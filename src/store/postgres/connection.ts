@@ -23,6 +23,7 @@ export function postgresDriver(pg: PostgresConnection): SqlDriver {
   return {
     dialect: POSTGRES_DIALECT,
     all: (sql, params = []) => pg.query(POSTGRES_DIALECT.text(sql), [...params]),
+    run: (s) => pg.query(POSTGRES_DIALECT.text(s.sql), s.params),
     // Retried whole through connection faults, as every transaction of the connection is: the
     // batch and its check only issue SQL and read results.
     transact: (statements, check) =>

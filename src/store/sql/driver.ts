@@ -33,6 +33,12 @@ export interface SqlDriver {
   readonly dialect: SqlDialect;
   /** The rows of one statement written with `?` placeholders, read outside any write. */
   all(sql: string, params?: readonly unknown[]): Promise<Raw[]>;
+  /**
+   * One write statement on its own (autocommit: one round trip on Postgres), and the rows it
+   * returns (say RETURNING to learn what it changed). Hazard: it may be retried through a
+   * connection fault, so it must be idempotent; anything else goes in `transact`.
+   */
+  run(statement: Statement): Promise<Raw[]>;
   /** `statements` in one write transaction, in order; `check` sees the results before COMMIT and refuses by throwing (nothing written). */
   transact(statements: readonly Statement[], check?: (results: readonly StatementResult[]) => void): Promise<StatementResult[]>;
 }

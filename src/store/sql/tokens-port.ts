@@ -35,8 +35,8 @@ export function sqlTokens(d: SqlDriver): TokenStore {
       return r ? toToken(r) : undefined;
     },
     async touchToken(id, at, minIntervalMs) {
-      const [r] = await d.transact([{ sql: TOUCH_TOKEN, params: [at, id, at - minIntervalMs] }]);
-      return (r?.changes ?? 0) > 0;
+      // Idempotent (the same time, at most once an interval): one statement on its own.
+      return (await d.run({ sql: `${TOUCH_TOKEN} RETURNING id`, params: [at, id, at - minIntervalMs] })).length > 0;
     },
   };
 }

@@ -36,6 +36,13 @@ export function sqliteDriver(c: SqliteConnection): SqlDriver {
   return {
     dialect: SQLITE_DIALECT,
     all: (sql, params = []) => c.read(() => c.stmt(sql).all(...params) as Record<string, unknown>[]),
+    run: (s) =>
+      c.write(() => {
+        const st = c.stmt(s.sql);
+        if (st.reader) return st.all(...s.params) as Record<string, unknown>[];
+        st.run(...s.params);
+        return [];
+      }),
     transact: (statements, check) =>
       c.write(() =>
         c.db
